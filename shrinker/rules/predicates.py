@@ -1,0 +1,109 @@
+"""What platform predicates are worth on CUDA, and the value of a guard expression under them.
+
+Used by the planner (is this guarded import dead on CUDA?) and by the folding codemod.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from functools import lru_cache
+
+import libcst as cst
+
+from shrinker.rules.schema import Platform
+
+
+class PredicateTable:
+    """Look up a name's value on CUDA: True/False, or None when unknown."""
+
+    def __init__(self, platform: Platform):
+        self.platform = platform
+        self._exact = {p.name: p for p in platform.predicates if not any(c in p.name for c in "*?[")}
+        self._globs = [p for p in platform.predicates if any(c in p.name for c in "*?[")]
+        self.strings = frozenset(platform.strings.strings)
+
+    @lru_cache(maxsize=4096)
+    def _lookup(self, name: str):
+        if name in self._exact:
+            return self._exact[name]
+        for pred in self._globs:
+            if fnmatchcase(name, pred.name):
+                return pred
+        return None
+
+    def value(self, name: str, called: bool) -> bool | None:
+        pred = self._lookup(name)
+        if pred is None or (pred.calls_only and not called):
+            return None
+        return pred.value
+
+    def rule_for(self, name: str):
+        return self._lookup(name)
+
+
+def _name_of(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def _string_value(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value if isinstance(node.evaluated_value, str) else None
+    return None
+
+
+def evaluate(node: cst.BaseExpression, table: PredicateTable) -> bool | None:
+    """The value of a boolean expression on CUDA, or None when it depends on anything else."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        name = _name_of(node)
+        return table.value(name, called=False) if name else None
+    if isinstance(node, cst.Call) and not node.args:
+        name = _name_of(node.func)
+        return table.value(name, called=True) if name else None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        inner = evaluate(node.expression, table)
+        return None if inner is None else not inner
+    if isinstance(node, cst.BooleanOperation):
+        left, right = evaluate(node.left, table), evaluate(node.right, table)
+        if isinstance(node.operator, cst.And):
+            if left is False or right is False:
+                return False
+            return True if (left and right) else None
+        if left is True or right is True:
+            return True
+        return False if (left is False and right is False) else None
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        return _compare(node.left, node.comparisons[0], table)
+    return None
+
+
+def _compare(left: cst.BaseExpression, target: cst.ComparisonTarget, table: PredicateTable) -> bool | None:
+    op, right = target.operator, target.comparator
+    if isinstance(op, (cst.Equal, cst.NotEqual)):
+        text = _string_value(right) if _string_value(left) is None else _string_value(left)
+        if text is not None and text in table.strings:
+            return isinstance(op, cst.NotEqual)
+        return None
+    if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        values = [_string_value(e.value) for e in right.elements]
+        if values and all(v is not None and v in table.strings for v in values):
+            return isinstance(op, cst.NotIn)
+    return None
+
+
+@lru_cache(maxsize=65536)
+def _parse(text: str) -> cst.BaseExpression | None:
+    try:
+        return cst.parse_expression(text)
+    except Exception:
+        return None
+
+
+def evaluate_source(text: str, table: PredicateTable) -> bool | None:
+    node = _parse(text)
+    return None if node is None else evaluate(node, table)

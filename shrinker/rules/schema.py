@@ -1,0 +1,131 @@
+"""The rules schema: every SGLang-specific name lives in rules/<profile>.toml, checked by these models.
+
+The code knows mechanisms (roots, predicates, registries, drop patterns); the rules file knows names.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Profile(_Strict):
+    name: str
+    description: str
+    package: str = Field(description="The import package the upstream tree holds, e.g. sglang.")
+    extra_packages: list[str] = Field(default_factory=list,
+                                      description="Other import packages in the tree (sgl_kernel ...).")
+
+
+class Root(_Strict):
+    module: str
+    reason: str
+
+
+class Architectures(_Strict):
+    keep: list[str]
+    reason: str
+
+
+class Predicate(_Strict):
+    """A name whose value on NVIDIA CUDA is known. Matches `name()`, `name`, `x.name()` and `x.name`."""
+
+    name: str = Field(description="Exact name or a glob such as *aiter*.")
+    value: bool
+    reason: str
+    calls_only: bool = Field(False, description="Fold only when called (`is_hip()`), not bare names.")
+
+
+class PlatformStrings(_Strict):
+    """String compares that name another platform (`device == "npu"`): folded by ==, !=, in, not in."""
+
+    strings: list[str]
+    reason: str
+
+
+class Platform(_Strict):
+    predicates: list[Predicate]
+    strings: PlatformStrings
+    methods: list[str] = Field(description="Per-platform methods removed with their dispatch entries.")
+    packages: list[str] = Field(description="Third-party packages that exist only on other platforms.")
+    env_flags: list[str] = Field(default_factory=list,
+                                 description="Calls whose result depends on env only (kept as is in and/or).")
+
+
+class Registry(_Strict):
+    """A string-keyed registry and which keys stay.
+
+    kind:
+      module_scan: a pkgutil scan over `package`, done by `scanner`, collecting `attribute` (EntryClass);
+                   modules whose attribute names a kept architecture stay.
+      decorator:   functions in `module` decorated `@decorator("key")`; imports inside a removed key's
+                   function keep nothing.
+      dict:        a dict literal `variable` (or Class.attr) in `module`; imports of names used only as
+                   values of removed keys keep nothing.
+      choices:     argparse `choices=` lists; pruned by the codemod stage only.
+    """
+
+    name: str
+    kind: Literal["module_scan", "decorator", "dict", "choices"]
+    module: str = ""
+    package: str = ""
+    scanner: str = ""
+    attribute: str = ""
+    decorator: str = ""
+    variable: str = ""
+    keep: list[str] = Field(default_factory=list)
+    keep_all_others: bool = Field(False, description="Keys not listed are unknown: keep them and report.")
+    reason: str
+
+
+class ModuleRule(_Strict):
+    """A module pattern (dotted, `*` for one part, `**` for a subtree) kept or removed with a reason."""
+
+    pattern: str
+    reason: str
+    category: str = ""
+
+
+class Batch(_Strict):
+    """One ordered batch: which removed files it deletes (by removal category) and what codemods run."""
+
+    name: str
+    risk: Literal["low", "medium", "high"]
+    categories: list[str] = Field(default_factory=list)
+    codemods: list[str] = Field(default_factory=list)
+    description: str
+
+
+class DataFiles(_Strict):
+    """How non-Python files are judged."""
+
+    loader_calls: list[str] = Field(default_factory=list,
+                                    description="Calls whose string arguments name files to load (load_jit).")
+    source_roots: list[str] = Field(default_factory=list,
+                                    description="Folders (relative to the import root) those names resolve in.")
+    drop_suffixes: list[str] = Field(default_factory=list,
+                                     description="Suffixes never kept (bytecode, build leftovers).")
+
+
+class Rules(_Strict):
+    profile: Profile
+    roots: list[Root]
+    architectures: Architectures
+    platform: Platform
+    registries: list[Registry] = Field(default_factory=list)
+    remove: list[ModuleRule] = Field(default_factory=list)
+    keep: list[ModuleRule] = Field(default_factory=list)
+    data: DataFiles = DataFiles()
+    batches: list[Batch] = Field(default_factory=list)
+    source: Optional[str] = Field(None, description="The rules file (set by the loader).")
+
+    def registry(self, name: str) -> Registry:
+        for reg in self.registries:
+            if reg.name == name:
+                return reg
+        raise KeyError(name)
