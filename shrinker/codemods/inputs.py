@@ -1,0 +1,37 @@
+"""What the planner tells the codemods about one kept file (the codemods' only view of the plan)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shrinker.rules.predicates import PredicateTable
+from shrinker.rules.schema import Rules
+
+
+@dataclass
+class Removed:
+    """What the plan removes: modules (exact dotted names) and registry keys per registry name."""
+
+    modules: frozenset[str] = frozenset()
+    registry_keys: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def module_removed(self, dotted: str) -> bool:
+        """True when `dotted` or a package above it is removed (`a.b` removed => `a.b.c` removed)."""
+        parts = dotted.split(".")
+        return any(".".join(parts[:i]) in self.modules for i in range(1, len(parts) + 1))
+
+    def key_removed(self, registry: str, key: str) -> bool:
+        return key in self.registry_keys.get(registry, frozenset())
+
+
+@dataclass
+class CodemodInputs:
+    """Shared, read-only inputs for every codemod of a run (built once, passed to each transform)."""
+
+    rules: Rules
+    removed: Removed
+    table: PredicateTable = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.table is None:
+            self.table = PredicateTable(self.rules.platform)
