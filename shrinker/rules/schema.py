@@ -110,6 +110,8 @@ class DataFiles(_Strict):
                                     description="Folders (relative to the import root) those names resolve in.")
     drop_suffixes: list[str] = Field(default_factory=list,
                                      description="Suffixes never kept (bytecode, build leftovers).")
+    keep_files: list[str] = Field(default_factory=list,
+                                  description="Globs (tree paths) of files kept whatever the graph says.")
 
 
 class Rules(_Strict):

@@ -1,0 +1,218 @@
+"""The convention every shrinker codemod follows (libcst codemod style, one transform per class).
+
+A codemod is a `libcst.codemod.ContextAwareTransformer` subclass:
+
+    class FoldPlatformPredicates(ShrinkCodemod):
+        NAME = "fold_platform"            # the name rules/<profile>.toml [[batches]].codemods use
+        DESCRIPTION = "..."
+
+        def leave_If(self, original_node, updated_node):
+            ...
+            self.count("if_tests")         # what it changed, for apply.json / the batch report
+            self.report(original_node, "why something was left")   # a finding: path:line + message
+            return new_node
+
+constructed as `Cls(context: CodemodContext, inputs: CodemodInputs)` and run with libcst's own
+`transform_module(tree)` (metadata providers resolve as usual: declare METADATA_DEPENDENCIES).
+
+Two departures from a stock ContextAwareTransformer, both for speed and both safe because the
+pipeline owns the tree it parsed:
+- the metadata wrapper is built with `unsafe_skip_copy=True` (stock libcst deep-copies the whole
+  module for every transform even when no metadata is needed: about as costly as the transform);
+- a finding is positioned lazily: `report(node, msg)` keeps the original node and its line is only
+  computed (PositionProvider) when a transform produced findings, on the tree it visited.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import ClassVar, Generator, Optional
+
+import libcst as cst
+from libcst.codemod import CodemodContext, ContextAwareTransformer
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from shrinker.codemods.inputs import CodemodInputs
+
+
+class ShrinkCodemod(ContextAwareTransformer):
+    """Base class: NAME, inputs, a change counter and findings (`path:line: message`)."""
+
+    NAME: ClassVar[str] = ""
+    DESCRIPTION: ClassVar[str] = ""
+
+    def __init__(self, context: CodemodContext, inputs: CodemodInputs) -> None:
+        super().__init__(context)
+        self.inputs = inputs
+        self.changes: Counter[str] = Counter()
+        self.findings: list[str] = []
+        self._pending: list[tuple[Optional[cst.CSTNode], str]] = []
+
+    # -- what a pipeline asks before parsing ---------------------------------------------------
+    @classmethod
+    def wants(cls, source: str, inputs: CodemodInputs) -> bool:
+        """Cheap text test: False only when this codemod cannot change `source` (skips the parse)."""
+        return True
+
+    # -- bookkeeping used by subclasses --------------------------------------------------------
+    def count(self, what: str, n: int = 1) -> None:
+        self.changes[what] += n
+
+    def report(self, node: Optional[cst.CSTNode], message: str) -> None:
+        """Record a finding about an ORIGINAL node (one of the tree being visited)."""
+        self._pending.append((node, message))
+
+    @property
+    def path(self) -> str:
+        return self.context.filename or "<unknown>"
+
+    # -- libcst plumbing -----------------------------------------------------------------------
+    @contextmanager
+    def _handle_metadata_reference(self, module: cst.Module) -> Generator[cst.Module, None, None]:
+        # Same as libcst's Codemod._handle_metadata_reference, without the deep copy (see docstring).
+        oldwrapper = self.context.wrapper
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        with self.resolve(wrapper):
+            self.context = replace(self.context, wrapper=wrapper)
+            try:
+                yield wrapper.module
+                self._flush_findings(wrapper)
+            finally:
+                self.context = replace(self.context, wrapper=oldwrapper)
+
+    def _flush_findings(self, wrapper: MetadataWrapper) -> None:
+        if not self._pending:
+            return
+        positions = wrapper.resolve(PositionProvider)
+        for node, message in self._pending:
+            pos = positions.get(node) if node is not None else None
+            line = str(pos.start.line) if pos is not None else "?"
+            self.findings.append(f"{self.path}:{line}: {message}")
+        self._pending.clear()
+
+
+def new_context(path: str, module: str) -> CodemodContext:
+    """A CodemodContext for one file (`module` is dotted: sglang.srt.layers.layernorm)."""
+    package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+    return CodemodContext(filename=path, full_module_name=module or None, full_package_name=package or None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Small CST helpers shared by the codemods (exact rewrites: parentheses, spacing, blocks).
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.FormattedString,
+          cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis, cst.List, cst.Dict, cst.Set,
+          cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp)
+
+
+def _nl(ws: object) -> bool:
+    return isinstance(ws, cst.ParenthesizedWhitespace)
+
+
+def top_level_newline(node: cst.BaseExpression) -> bool:
+    """True when `node` breaks a line outside its own brackets (then it needs enclosing parens)."""
+    if getattr(node, "lpar", None):
+        return False
+    if isinstance(node, (cst.BooleanOperation, cst.BinaryOperation)):
+        op = node.operator
+        return (_nl(op.whitespace_before) or _nl(op.whitespace_after)
+                or top_level_newline(node.left) or top_level_newline(node.right))
+    if isinstance(node, cst.Comparison):
+        return top_level_newline(node.left) or any(
+            _nl(t.operator.whitespace_before) or _nl(t.operator.whitespace_after)
+            or top_level_newline(t.comparator) for t in node.comparisons)
+    if isinstance(node, cst.UnaryOperation):
+        return _nl(getattr(node.operator, "whitespace_after", None)) or top_level_newline(node.expression)
+    if isinstance(node, cst.IfExp):
+        return (any(_nl(w) for w in (node.whitespace_before_if, node.whitespace_after_if,
+                                     node.whitespace_before_else, node.whitespace_after_else))
+                or any(top_level_newline(n) for n in (node.body, node.test, node.orelse)))
+    if isinstance(node, cst.Attribute):
+        return (_nl(node.dot.whitespace_before) or _nl(node.dot.whitespace_after)
+                or top_level_newline(node.value))
+    if isinstance(node, cst.Call):
+        return _nl(node.whitespace_after_func) or top_level_newline(node.func)
+    if isinstance(node, cst.Subscript):
+        return _nl(node.whitespace_after_value) or top_level_newline(node.value)
+    if isinstance(node, cst.ConcatenatedString):
+        return _nl(node.whitespace_between) or top_level_newline(node.left) or top_level_newline(node.right)
+    if isinstance(node, cst.Await):
+        return _nl(node.whitespace_after_await) or top_level_newline(node.expression)
+    return False
+
+
+def swap_expression(original: cst.BaseExpression, new: cst.BaseExpression) -> cst.BaseExpression:
+    """`new` (a part of `original`, or a constant) in the place of `original`.
+
+    The parentheses of `original` go when `new` is an atom on one line (`(x and _is_cuda)` -> `x`),
+    and move onto `new` otherwise (precedence and line breaks stay valid).
+    """
+    if new is original or getattr(new, "lpar", None) or not getattr(original, "lpar", None):
+        return new
+    if isinstance(new, _ATOMS) and not top_level_newline(new):
+        return new
+    return new.with_changes(lpar=original.lpar, rpar=original.rpar)
+
+
+def spaced(ws: cst.BaseParenthesizableWhitespace, after: cst.BaseExpression) -> cst.BaseParenthesizableWhitespace:
+    """Whitespace between a keyword and `after`: at least one space once parentheses are gone."""
+    if getattr(after, "lpar", None):
+        return ws
+    if isinstance(ws, cst.SimpleWhitespace) and ws.value == "":
+        return cst.SimpleWhitespace(" ")
+    return ws
+
+
+def constant(value: bool) -> cst.Name:
+    return cst.Name("True" if value else "False")
+
+
+def block_statements(body: cst.BaseSuite) -> list[cst.BaseStatement]:
+    """The statements of a suite as full statements (a one-line suite becomes one line)."""
+    if isinstance(body, cst.IndentedBlock):
+        return list(body.body)
+    assert isinstance(body, cst.SimpleStatementSuite)
+    return [cst.SimpleStatementLine(body=body.body, trailing_whitespace=body.trailing_whitespace)]
+
+
+def header_comment(body: cst.BaseSuite) -> list[cst.EmptyLine]:
+    """The comment after a block's colon (`if x:  # why`) as a line of its own."""
+    if isinstance(body, cst.IndentedBlock) and body.header.comment is not None:
+        return [cst.EmptyLine(comment=body.header.comment)]
+    return []
+
+
+def with_leading_lines(statements: list[cst.BaseStatement], lines: list[cst.EmptyLine]) -> list[cst.BaseStatement]:
+    """Put `lines` (comments kept from a removed header) before the first of `statements`."""
+    if not statements or not lines:
+        return statements
+    first = statements[0]
+    return [first.with_changes(leading_lines=[*lines, *first.leading_lines]), *statements[1:]]
+
+
+def only_pass(statements: list[cst.BaseStatement]) -> bool:
+    """True when a block does nothing (every statement is `pass`)."""
+    for stmt in statements:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        if not all(isinstance(s, cst.Pass) for s in stmt.body):
+            return False
+    return True
+
+
+def pass_block(block: cst.IndentedBlock) -> cst.IndentedBlock:
+    return block.with_changes(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
+
+
+def remove_elements(elements: list, drop: set[int]) -> list:
+    """Drop elements (dict/list/call args) by index, keeping commas and line layout valid."""
+    kept = [e for i, e in enumerate(elements) if i not in drop]
+    if not kept or len(kept) == len(elements):
+        return kept
+    last_index = len(elements) - 1
+    if last_index in drop:
+        # The new last element takes the old last element's comma (trailing comma, closing layout).
+        kept[-1] = kept[-1].with_changes(comma=elements[last_index].comma)
+    return kept

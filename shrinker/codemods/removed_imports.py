@@ -1,0 +1,466 @@
+"""Remove imports of modules the plan removes, and say where a name they bound is still used.
+
+SGLang shapes handled (module-level, in functions, under `if TYPE_CHECKING:`, in `try/except`):
+  - `import sglang.srt.hardware_backend.npu.graph_runner` / `import a.b as c`
+  - `from sglang.srt.multimodal.processors.base_processor import BaseMultimodalProcessor`
+  - relative imports, resolved against the file's package: `from .npu_ops import x`, `from .. import y`
+  - `from sglang.srt.layers.moe.moe_runner import aiter` where only the submodule `aiter` is removed
+    (the other names of the statement stay)
+  - `from sglang.srt.configs import AfmoeConfig` where the kept package no longer provides the name
+    (its own import of a removed module went): `inputs.removed.names` lists such names per module,
+    when the plan supplies it (see `lost_names`)
+  - `try: from <removed> import X; HAVE_X = True  except ImportError: HAVE_X = False`: the removed
+    module always raises ImportError now, so the statement becomes what runs then (`HAVE_X = False`)
+  - `if TYPE_CHECKING:` blocks that empty are removed; `__all__` entries naming removed names go.
+
+A name bound only by a removed import and still used by remaining code is never left as a silent
+NameError: each use becomes a finding "path:line: NAME from removed module MOD is still used", and
+the batch's gate fails on findings. Uses that Python never evaluates stay quiet: inside string
+annotations, annotations under `from __future__ import annotations`, local variable annotations and
+`if TYPE_CHECKING:` blocks (a TYPE_CHECKING import never bound anything at runtime).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence, Union
+
+import libcst as cst
+from libcst.codemod import CodemodContext, ContextAwareTransformer
+from libcst.helpers import get_absolute_module_from_package_for_import, get_full_name_for_node
+from libcst.metadata import (
+    FunctionScope,
+    ImportAssignment,
+    ParentNodeProvider,
+    PositionProvider,
+    ScopeProvider,
+)
+
+from shrinker.codemods.elements import drop_elements, drop_from_literal
+from shrinker.codemods.inputs import CodemodInputs, Removed
+
+ImportStmt = Union[cst.Import, cst.ImportFrom]
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+# ------------------------------------------------------------------------------------------------
+# Which imports are dead (shared with the registry codemod)
+
+def lost_names(removed: Removed) -> Mapping[str, frozenset[str]]:
+    """Names a kept module no longer provides, by module (`Removed.names`, when the plan has it)."""
+    return getattr(removed, "names", None) or {}
+
+
+def module_and_package(context: CodemodContext) -> tuple[str | None, str | None]:
+    """The file's dotted module and the package its relative imports resolve against."""
+    module = context.full_module_name
+    if module and module.endswith(".__init__"):
+        module = module[: -len(".__init__")]
+    if context.full_package_name is not None:
+        return module, context.full_package_name
+    if not module:
+        return None, None
+    if context.filename and context.filename.replace("\\", "/").endswith("/__init__.py"):
+        return module, module
+    return module, module.rpartition(".")[0]
+
+
+@dataclass(frozen=True)
+class DeadAlias:
+    """One name an import statement binds from something removed."""
+
+    alias: cst.ImportAlias | None  # None for `from <removed> import *`
+    bound: str  # the name bound: `x` for `import a.b as x`, `a.b` for `import a.b`, `n` for from-imports
+    source: str  # for messages: "from removed module a.b" / "from a.b, which no longer provides n"
+
+
+def dead_aliases(stmt: ImportStmt, package: str | None, removed: Removed) -> list[DeadAlias]:
+    """The aliases of `stmt` that import something removed (empty when the statement is alive)."""
+    out: list[DeadAlias] = []
+    if isinstance(stmt, cst.Import):
+        for alias in stmt.names:
+            dotted = get_full_name_for_node(alias.name) or ""
+            if removed.module_removed(dotted):
+                bound = alias.evaluated_alias or dotted
+                out.append(DeadAlias(alias, bound, f"from removed module {dotted}"))
+        return out
+    if stmt.relative and package is None:
+        return out  # a relative import in a file of unknown package: cannot resolve
+    base = get_absolute_module_from_package_for_import(package, stmt)
+    if not base:
+        return out
+    if removed.module_removed(base):
+        if isinstance(stmt.names, cst.ImportStar):
+            return [DeadAlias(None, "*", f"from removed module {base}")]
+        return [DeadAlias(a, a.evaluated_alias or a.evaluated_name, f"from removed module {base}") for a in stmt.names]
+    if isinstance(stmt.names, cst.ImportStar):
+        return out
+    lost = lost_names(removed).get(base, frozenset())
+    for alias in stmt.names:
+        name = alias.evaluated_name
+        bound = alias.evaluated_alias or name
+        if removed.module_removed(f"{base}.{name}"):
+            out.append(DeadAlias(alias, bound, f"from removed module {base}.{name}"))
+        elif name in lost:
+            out.append(DeadAlias(alias, bound, f"from {base}, which no longer provides {name}"))
+    return out
+
+
+class _ImportFinder(cst.CSTVisitor):
+    """Cheap pre-scan (no metadata): the dead import statements of a module."""
+
+    def __init__(self, package: str | None, removed: Removed):
+        self.package, self.removed = package, removed
+        self.dead: dict[ImportStmt, list[DeadAlias]] = {}
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        found = dead_aliases(node, self.package, self.removed)
+        if found:
+            self.dead[node] = found
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        found = dead_aliases(node, self.package, self.removed)
+        if found:
+            self.dead[node] = found
+        return False
+
+
+def find_dead_imports(tree: cst.Module, package: str | None, removed: Removed) -> dict[ImportStmt, list[DeadAlias]]:
+    finder = _ImportFinder(package, removed)
+    tree.visit(finder)
+    return finder.dead
+
+
+def _bound_names(alias: cst.ImportAlias, is_import: bool) -> set[str]:
+    """Every name libcst's scope analysis records for an alias (`import a.b` binds `a` and `a.b`)."""
+    if alias.asname is not None:
+        return {alias.evaluated_alias}
+    if not is_import:
+        return {alias.evaluated_name}
+    parts = (get_full_name_for_node(alias.name) or "").split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+
+
+def is_type_checking_test(test: cst.BaseExpression) -> bool:
+    name = get_full_name_for_node(test)
+    return name in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
+def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
+    return any((get_full_name_for_node(t) or "").rpartition(".")[2] in _IMPORT_ERRORS for t in types)
+
+
+def _is_pass_only(block: cst.BaseSuite) -> bool:
+    body = block.body
+    if isinstance(block, cst.IndentedBlock):
+        return len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and \
+            all(isinstance(s, cst.Pass) for s in body[0].body)
+    return all(isinstance(s, cst.Pass) for s in body)
+
+
+def _pass_block() -> cst.IndentedBlock:
+    return cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
+
+
+def location(context: CodemodContext) -> str:
+    return context.filename or context.full_module_name or "<module>"
+
+
+# ------------------------------------------------------------------------------------------------
+
+class RemoveImportsOfRemovedModules(ContextAwareTransformer):
+    """Remove imports of removed modules; fold `try/except ImportError` around them; report uses."""
+
+    NAME = "remove_dead_imports"
+    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider, PositionProvider)
+
+    def __init__(self, context: CodemodContext, inputs: CodemodInputs):
+        super().__init__(context)
+        self.inputs = inputs
+        self.changes: Counter[str] = Counter()
+        self.findings: list[str] = []
+        self._dead: dict[ImportStmt, list[DeadAlias]] = {}
+        self._folds: dict[cst.Try, tuple[int, cst.ExceptHandler]] = {}
+        self._dropped: set[cst.CSTNode] = set()  # subtrees a fold discards (their uses don't count)
+        self._dead_names: set[str] = set()  # module-level names bound only by dead imports
+        self._depth = 0
+
+    # -- entry: skip files without dead imports before any metadata is computed
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        _, package = module_and_package(self.context)
+        if not find_dead_imports(tree, package, self.inputs.removed):
+            return tree
+        return super().transform_module(tree)
+
+    # -- planning, on the tree with metadata
+    def visit_Module(self, node: cst.Module) -> None:
+        _, package = module_and_package(self.context)
+        self._dead = find_dead_imports(node, package, self.inputs.removed)
+        self._plan_folds()
+        self._check_uses(node)
+
+    def _parents(self, node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+        while True:
+            node = self.get_metadata(ParentNodeProvider, node, None)
+            if node is None:
+                return
+            yield node
+
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
+    def _dead_stmt_line(self, stmt: ImportStmt) -> cst.SimpleStatementLine | None:
+        """The statement line holding `stmt` when the whole line is dead imports."""
+        line = self.get_metadata(ParentNodeProvider, stmt)
+        if not isinstance(line, cst.SimpleStatementLine):
+            return None
+        for small in line.body:
+            if small not in self._dead or not self._whole(small):
+                return None
+        return line
+
+    def _whole(self, stmt: ImportStmt) -> bool:
+        dead = self._dead[stmt]
+        return dead[0].alias is None or len(dead) == len(stmt.names)  # type: ignore[arg-type]
+
+    def _enclosing_try(self, stmt: ImportStmt) -> tuple[cst.Try, cst.BaseStatement] | None:
+        """The innermost `try` whose body runs `stmt` when the try runs, and its top-level statement."""
+        path: list[cst.CSTNode] = [stmt]
+        for parent in self._parents(stmt):
+            if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+                return None
+            if isinstance(parent, cst.Try) and path[-1] is parent.body and len(path) >= 2:
+                return parent, path[-2]  # type: ignore[return-value]
+            path.append(parent)
+        return None
+
+    def _plan_folds(self) -> None:
+        """A removed module raises ImportError at once: fold each `try` to what runs then."""
+        points: dict[cst.Try, int] = {}
+        for stmt in self._dead:
+            found = self._enclosing_try(stmt)
+            if found is None:
+                continue
+            try_node, top = found
+            if not any(_catches_import_error(h) for h in try_node.handlers):
+                continue
+            k = list(try_node.body.body).index(top)
+            points[try_node] = min(k, points.get(try_node, k))
+        for try_node, k in points.items():
+            top = try_node.body.body[k]
+            handler = next(h for h in try_node.handlers if _catches_import_error(h))
+            only_imports = isinstance(top, cst.SimpleStatementLine) and all(
+                isinstance(s, (cst.Import, cst.ImportFrom)) for s in top.body)
+            foldable = only_imports and handler.name is None and (
+                k == 0 or (len(try_node.handlers) == 1 and try_node.finalbody is None))
+            if not foldable:
+                self.findings.append(
+                    f"{location(self.context)}:{self._line(try_node)}: a removed module is imported in "
+                    f"this try/except ImportError and the try could not be folded to its except branch")
+                continue
+            self._folds[try_node] = (k, handler)
+            self._dropped.update(try_node.body.body[k:])
+            if try_node.orelse is not None:
+                self._dropped.add(try_node.orelse)
+            self._dropped.update(h for h in try_node.handlers if h is not handler)
+
+    def _evaluated(self, access, future_annotations: bool, type_checking: set) -> bool:
+        """False for a use Python never evaluates at runtime."""
+        node = access.node
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            return False  # a string annotation
+        annotation = None
+        for parent in self._parents(node):
+            if parent in self._dropped:
+                return False
+            if parent in type_checking:
+                return False
+            if annotation is None and isinstance(parent, cst.Annotation):
+                annotation = parent
+                if future_annotations:
+                    return False
+                owner = self.get_metadata(ParentNodeProvider, parent)
+                if isinstance(owner, cst.AnnAssign) and isinstance(access.scope, FunctionScope):
+                    return False  # a local variable annotation
+        return True
+
+    def _check_uses(self, module: cst.Module) -> None:
+        scopes = self.get_metadata(ScopeProvider, module)
+        future = any(isinstance(s, cst.ImportFrom) and get_full_name_for_node(s.module) == "__future__"
+                     and not isinstance(s.names, cst.ImportStar)
+                     and any(a.evaluated_name == "annotations" for a in s.names)
+                     for line in module.body if isinstance(line, cst.SimpleStatementLine) for s in line.body)
+        type_checking_blocks: set[cst.CSTNode] = set()
+        for stmt in self._dead:
+            for parent in self._parents(stmt):
+                if isinstance(parent, cst.If) and is_type_checking_test(parent.test):
+                    type_checking_blocks.add(parent.body)
+        # also TYPE_CHECKING blocks that hold no dead import (uses inside them are never evaluated)
+        collector = _TypeCheckingBlocks()
+        module.visit(collector)
+        type_checking_blocks.update(collector.blocks)
+
+        removed_assignments: dict[object, DeadAlias] = {}
+        star_sources: list[str] = []
+        for stmt, dead in self._dead.items():
+            scope = scopes.get(stmt)
+            if scope is None:
+                continue
+            if dead[0].alias is None:
+                star_sources.append(dead[0].source)
+                continue
+            is_import = isinstance(stmt, cst.Import)
+            kept_names: set[str] = set()
+            dead_aliases_ = {d.alias for d in dead}
+            for alias in stmt.names:  # type: ignore[union-attr]
+                if alias not in dead_aliases_:
+                    kept_names |= _bound_names(alias, is_import)
+            for d in dead:
+                for name in _bound_names(d.alias, is_import) - kept_names:
+                    for assignment in scope.assignments[name]:
+                        if isinstance(assignment, ImportAssignment) and assignment.node is stmt:
+                            removed_assignments[assignment] = d
+        seen: set[tuple[str, int]] = set()
+        for assignment, d in removed_assignments.items():
+            for access in assignment.references:
+                if any(ref not in removed_assignments for ref in access.referents):
+                    continue  # still bound by something that stays
+                if not self._evaluated(access, future, type_checking_blocks):
+                    continue
+                line = self._line(access.node)
+                key = (d.bound, line)
+                if key in seen:
+                    continue
+                seen.add(key)
+                self.findings.append(f"{location(self.context)}:{line}: {d.bound} {d.source} is still used")
+        global_scope = scopes.get(module)
+        self._dead_names = {
+            name for name in (d.bound for d in removed_assignments.values())
+            if global_scope is not None and name in global_scope.assignments
+            and all(a in removed_assignments for a in global_scope.assignments[name])
+        }
+        if star_sources and global_scope is not None:
+            unresolved = sorted({a.node.value for a in global_scope.accesses
+                                 if not a.referents and isinstance(a.node, cst.Name)})
+            for source in star_sources:
+                for name in unresolved:
+                    self.findings.append(f"{location(self.context)}: {name} may have come from a "
+                                         f"star import {source}")
+
+    # -- editing
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._depth += 1
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._depth -= 1
+        return updated_node
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._depth += 1
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._depth -= 1
+        return updated_node
+
+    def _edit_import(self, original: ImportStmt, updated: ImportStmt):
+        dead = self._dead.get(original)
+        if not dead:
+            return updated
+        if self._whole(original):
+            self.changes["imports_removed"] += 1
+            return cst.RemoveFromParent()
+        gone = {d.alias for d in dead}
+        # match updated aliases to original ones by position (the visitor may rebuild them)
+        flags = {id(u): o in gone for o, u in zip(original.names, updated.names)}  # type: ignore[arg-type]
+        lead = updated.lpar.whitespace_after if isinstance(updated, cst.ImportFrom) and updated.lpar else None
+        tail = updated.rpar.whitespace_before if isinstance(updated, cst.ImportFrom) and updated.rpar else None
+        result = drop_elements(updated.names, lambda a: flags[id(a)], lead, tail)  # type: ignore[arg-type]
+        assert result is not None
+        kept, lead, tail = result
+        self.changes["import_names_removed"] += len(gone)
+        changes: dict = {"names": kept}
+        if isinstance(updated, cst.ImportFrom) and updated.lpar:
+            changes["lpar"] = updated.lpar.with_changes(whitespace_after=lead)
+            changes["rpar"] = updated.rpar.with_changes(whitespace_before=tail)  # type: ignore[union-attr]
+        return updated.with_changes(**changes)
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
+        return self._edit_import(original_node, updated_node)
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
+        return self._edit_import(original_node, updated_node)
+
+    def leave_Try(self, original_node: cst.Try, updated_node: cst.Try):
+        fold = self._folds.get(original_node)
+        if fold is None:
+            return updated_node
+        k, handler = fold
+        self.changes["try_folded"] += 1
+        index = list(original_node.handlers).index(handler)
+        fallback = list(updated_node.handlers[index].body.body)
+        if _is_pass_only(updated_node.handlers[index].body):
+            fallback = []
+        statements: list[cst.BaseStatement] = []
+        if k > 0:
+            statements.append(updated_node.with_changes(
+                body=updated_node.body.with_changes(body=updated_node.body.body[:k]),
+                handlers=[updated_node.handlers[index].with_changes(body=_pass_block())],
+                orelse=None))
+        statements.extend(fallback)
+        if updated_node.finalbody is not None:
+            statements.extend(updated_node.finalbody.body.body)
+        if not statements:
+            return cst.RemoveFromParent()
+        first = statements[0]
+        if k == 0:
+            statements[0] = first.with_changes(
+                leading_lines=[*updated_node.leading_lines, *first.leading_lines])
+        return cst.FlattenSentinel(statements)
+
+    def leave_If(self, original_node: cst.If, updated_node: cst.If):
+        if (is_type_checking_test(original_node.test) and _is_pass_only(updated_node.body)
+                and not _is_pass_only(original_node.body)):
+            if updated_node.orelse is None:
+                self.changes["type_checking_blocks_removed"] += 1
+                return cst.RemoveFromParent()
+        return updated_node
+
+    def _prune_all(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
+        def drop(el: cst.CSTNode) -> bool:
+            v = getattr(el, "value", None)
+            return isinstance(v, cst.SimpleString) and v.evaluated_value in self._dead_names
+        new = drop_from_literal(value, drop)
+        if new is not None:
+            self.changes["dunder_all_entries_removed"] += 1
+        return new
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
+        if self._depth == 0 and self._dead_names and len(updated_node.targets) == 1 and \
+                isinstance(updated_node.targets[0].target, cst.Name) and \
+                updated_node.targets[0].target.value == "__all__":
+            new = self._prune_all(updated_node.value)
+            if new is not None:
+                return updated_node.with_changes(value=new)
+        return updated_node
+
+    def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign):
+        if self._depth == 0 and self._dead_names and isinstance(updated_node.target, cst.Name) and \
+                updated_node.target.value == "__all__":
+            new = self._prune_all(updated_node.value)
+            if new is not None:
+                return updated_node.with_changes(value=new)
+        return updated_node
+
+
+class _TypeCheckingBlocks(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.blocks: list[cst.CSTNode] = []
+
+    def visit_If(self, node: cst.If) -> None:
+        if is_type_checking_test(node.test):
+            self.blocks.append(node.body)

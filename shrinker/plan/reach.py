@@ -1,0 +1,145 @@
+"""Reachability from the roots under the rules: which modules stay, and why each one does or doesn't.
+
+An import record keeps nothing when it stands under `if TYPE_CHECKING`, under a guard that folds to
+False on CUDA, inside a registry factory whose key is removed, or takes only names that serve removed
+registry keys. Modules a `remove` rule or a registry names are cut whatever imports them: the kept
+importers are rewritten by the codemods (they are listed as `cuts`).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import deque
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+from shrinker.errors import ShrinkError
+from shrinker.graph.build import ImportGraph
+from shrinker.plan.registries import RegistryView, apply_registries
+from shrinker.rules.predicates import PredicateTable, evaluate_source
+from shrinker.rules.schema import ModuleRule, Rules
+
+
+def pattern_matches(pattern: str, module: str) -> bool:
+    """Dotted patterns: `*` is one part, a trailing `.**` is the module and its whole subtree."""
+    if pattern.endswith(".**"):
+        base = pattern[:-3]
+        return module == base or module.startswith(base + ".") or (
+            any(c in base for c in "*?[") and fnmatchcase(module, base + "*"))
+    p_parts, m_parts = pattern.split("."), module.split(".")
+    return len(p_parts) == len(m_parts) and all(fnmatchcase(m, p) for p, m in zip(p_parts, m_parts))
+
+
+def first_rule(rules_list: list[ModuleRule], module: str) -> tuple[int, ModuleRule] | None:
+    for i, rule in enumerate(rules_list):
+        if pattern_matches(rule.pattern, module):
+            return i, rule
+    return None
+
+
+@dataclass
+class DeadReason:
+    code: str  # type_checking | platform_guard | registry
+    text: str
+    registry: str = ""
+
+
+@dataclass
+class Reach:
+    """The outcome of the pass, by module."""
+
+    kept: dict[str, str] = field(default_factory=dict)  # module → reason text
+    kept_code: dict[str, str] = field(default_factory=dict)  # root | imported | registry | pinned
+    parent: dict[str, tuple[str, int]] = field(default_factory=dict)  # module → (importer, line)
+    cut_by_rule: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # module → (code, reason, category)
+    cuts: list[tuple[str, str, int, str]] = field(default_factory=list)  # (kept importer, removed, line, why)
+    dead_edges: dict[tuple[str, str], DeadReason] = field(default_factory=dict)
+    registries: RegistryView = field(default_factory=RegistryView)
+
+
+def record_dead(record: dict, importer: str, view: RegistryView, table: PredicateTable,
+                rules: Rules) -> DeadReason | None:
+    """Why one import record runs no code on CUDA for this profile, or None if it is live."""
+    if record.get("type_checking"):
+        return DeadReason("type_checking", "only under `if TYPE_CHECKING`")
+    for guard in record.get("guards", []):
+        if evaluate_source(guard, table) is False:
+            return DeadReason("platform_guard", f"only under `if {guard}` (False on CUDA)")
+    for deco, key in record.get("registry_keys", []):
+        for reg in rules.registries:
+            if reg.kind == "decorator" and reg.decorator == deco and key in view.removed_keys.get(reg.name, ()):
+                return DeadReason("registry", f"inside the factory of removed {reg.name} key {key!r}", reg.name)
+    dead_names = view.dead_names.get(importer, {})
+    names = record.get("names", [])
+    if dead_names and names and record.get("scope") == "module" and all(n in dead_names for n in names):
+        reg = dead_names[names[0]]
+        return DeadReason("registry", f"takes only {', '.join(names)}, used by removed {reg} keys", reg)
+    return None
+
+
+def _check_roots(g: ImportGraph, rules: Rules) -> None:
+    for root in rules.roots:
+        if root.module not in g.module_path:
+            near = difflib.get_close_matches(root.module, sorted(g.module_path), n=3, cutoff=0.6)
+            raise ShrinkError(f"unknown root {root.module!r} (closest: {', '.join(near) or 'none close'})")
+
+
+def compute_reach(g: ImportGraph, rules: Rules) -> Reach:
+    _check_roots(g, rules)
+    table = PredicateTable(rules.platform)
+    view = apply_registries(g, rules)
+    reach = Reach(registries=view)
+
+    for module in g.module_path:
+        hit = first_rule(rules.remove, module)
+        if hit:
+            i, rule = hit
+            reach.cut_by_rule[module] = ("rule", f"rule remove[{i}] {rule.pattern}: {rule.reason}",
+                                         rule.category or "rule")
+    for module, reason in view.removed_models.items():
+        reach.cut_by_rule.setdefault(module, ("registry", reason, "registry:models"))
+
+    queue: deque[str] = deque()
+
+    def keep(module: str, code: str, reason: str, parent: tuple[str, int] | None = None) -> None:
+        if module in reach.kept or module in reach.cut_by_rule:
+            return
+        reach.kept[module] = reason
+        reach.kept_code[module] = code
+        if parent:
+            reach.parent[module] = parent
+        queue.append(module)
+
+    for root in rules.roots:
+        keep(root.module, "root", f"root: {root.reason}")
+    for module in sorted(g.module_path):
+        hit = first_rule(rules.keep, module)
+        if hit:
+            keep(module, "pinned", f"rule keep[{hit[0]}] {hit[1].pattern}: {hit[1].reason}")
+    scan = {}
+    for scanner, module, reason in view.scan_edges:
+        scan.setdefault(scanner, []).append((module, reason))
+
+    while queue:
+        module = queue.popleft()
+        for target, data in sorted(g.graph.adj[module].items()):
+            live = None
+            for record in data["imports"]:
+                dead = record_dead(record, module, view, table, rules)
+                if dead is None:
+                    live = record
+                    break
+                reach.dead_edges.setdefault((module, target), dead)
+            if live is None:
+                continue
+            reach.dead_edges.pop((module, target), None)
+            if target in reach.cut_by_rule:
+                reach.cuts.append((module, target, live["line"], reach.cut_by_rule[target][1]))
+                continue
+            if live["kind"] == "implicit_parent":
+                keep(target, "imported", f"parent package of {module}", (module, 0))
+            else:
+                keep(target, "imported", f"imported by {module}:{live['line']}", (module, live["line"]))
+        for target, reason in scan.get(module, []):
+            keep(target, "registry", reason, (module, 0))
+    return reach

@@ -1,0 +1,108 @@
+"""Apply the rules' registries to the graph: which modules a registry keeps, which import records die.
+
+Unknown keys in the rules are errors (naming the closest real keys), so a typo never silently
+removes a backend a user needed.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from shrinker.errors import ShrinkError
+from shrinker.graph.build import ImportGraph
+from shrinker.graph.records import FileFacts
+from shrinker.rules.schema import Registry, Rules
+
+
+@dataclass
+class RegistryView:
+    """What the registries decide, in the terms the reachability pass and the codemods need."""
+
+    scan_edges: list[tuple[str, str, str]] = field(default_factory=list)  # (scanner, module, reason)
+    removed_models: dict[str, str] = field(default_factory=dict)  # module → reason
+    removed_keys: dict[str, set[str]] = field(default_factory=dict)  # registry → keys removed
+    all_keys: dict[str, set[str]] = field(default_factory=dict)  # registry → every key upstream has
+    dead_names: dict[str, dict[str, str]] = field(default_factory=dict)  # module → {name: registry}
+
+
+def _closest(word: str, choices) -> str:
+    near = difflib.get_close_matches(word, sorted(choices), n=3, cutoff=0.5)
+    return ", ".join(near) if near else "none close"
+
+
+def _require_module(g: ImportGraph, module: str, what: str) -> FileFacts:
+    facts = g.facts.get(module)
+    if facts is None:
+        raise ShrinkError(f"{what}: no module {module!r} upstream (closest: {_closest(module, g.facts)})")
+    return facts
+
+
+def _check_keys(reg: Registry, found: set[str]) -> None:
+    for key in reg.keep:
+        if key not in found:
+            raise ShrinkError(f"registry {reg.name}: unknown key {key!r} (closest: {_closest(key, found)})")
+
+
+def _module_scan(g: ImportGraph, rules: Rules, reg: Registry, view: RegistryView) -> None:
+    _require_module(g, reg.scanner, f"registry {reg.name} scanner")
+    prefix = reg.package + "."
+    candidates = [m for m, f in g.facts.items()
+                  if m.startswith(prefix) and "." not in m[len(prefix):] and not f.is_package]
+    found = {name for m in candidates for name in g.facts[m].entry_class}
+    for arch in rules.architectures.keep:
+        if arch not in found:
+            raise ShrinkError(f"architectures: unknown architecture {arch!r} (closest: {_closest(arch, found)})")
+    kept = set(rules.architectures.keep)
+    view.all_keys[reg.name] = found
+    view.removed_keys[reg.name] = found - kept
+    for module in sorted(candidates):
+        entries = g.facts[module].entry_class
+        if not entries:
+            continue
+        hit = sorted(set(entries) & kept)
+        if hit:
+            view.scan_edges.append((reg.scanner, module, f"registry {reg.name}: EntryClass {', '.join(hit)} kept"))
+        else:
+            view.removed_models[module] = (f"registry {reg.name}: EntryClass {', '.join(entries)} "
+                                           f"is not a kept architecture")
+
+
+def _decorator(g: ImportGraph, reg: Registry, view: RegistryView) -> None:
+    facts = _require_module(g, reg.module, f"registry {reg.name}")
+    found = {key for deco, key, _ in facts.registry_defs if deco == reg.decorator}
+    if not found:
+        raise ShrinkError(f"registry {reg.name}: no @{reg.decorator}("key") functions in {reg.module}")
+    _check_keys(reg, found)
+    view.all_keys[reg.name] = found
+    view.removed_keys[reg.name] = found - set(reg.keep)
+
+
+def _dict(g: ImportGraph, reg: Registry, view: RegistryView) -> None:
+    facts = _require_module(g, reg.module, f"registry {reg.name}")
+    literals = [d for d in facts.dicts if d.name == reg.variable or d.name.endswith("." + reg.variable.split(".")[-1])
+                and reg.variable.split(".")[-1] == d.name.split(".")[-1]]
+    if not literals:
+        names = sorted({d.name for d in facts.dicts})
+        raise ShrinkError(f"registry {reg.name}: no dict {reg.variable!r} in {reg.module} "
+                          f"(closest: {_closest(reg.variable, names)})")
+    found = {e.key for d in literals for e in d.entries}
+    _check_keys(reg, found)
+    keep = set(reg.keep)
+    view.all_keys[reg.name] = found
+    view.removed_keys[reg.name] = found - keep
+    alive = {e.value for d in literals for e in d.entries if e.key in keep}
+    dead = {e.value for d in literals for e in d.entries if e.key not in keep} - alive
+    view.dead_names.setdefault(reg.module, {}).update({name: reg.name for name in dead})
+
+
+def apply_registries(g: ImportGraph, rules: Rules) -> RegistryView:
+    view = RegistryView()
+    for reg in rules.registries:
+        if reg.kind == "module_scan":
+            _module_scan(g, rules, reg, view)
+        elif reg.kind == "decorator":
+            _decorator(g, reg, view)
+        elif reg.kind == "dict":
+            _dict(g, reg, view)
+    return view

@@ -1,0 +1,186 @@
+"""The verify environment `.venv-verify`: CPU torch + what sglang needs to import, made once.
+
+Idempotent: a marker file inside the venv records the hash of the requirements it was made from;
+a second call with the same requirements does nothing. Packages that cannot be installed are
+reported (and kept in the marker) instead of failing the whole environment: the differential
+import check compares upstream and pruned in the same environment, so a missing package costs
+coverage, not correctness.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from shrinker import paths
+from shrinker.errors import ShrinkError
+
+REQUIREMENTS_FILE = Path(__file__).parent / "data" / "requirements-verify.txt"
+MARKER = "shrinker-verify-env.json"
+# Only the CPU build is wanted: pip's find-links on this machine holds it; never let the resolver
+# fetch a CUDA build from the index instead.
+CPU_LOCAL_LABEL = "+cpu"
+
+
+@dataclass
+class VerifyEnv:
+    root: Path
+    python: Path
+    requirements_hash: str
+    installed: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # requirement -> last line of pip's error
+    torch_version: str = ""
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["root"], data["python"] = str(self.root), str(self.python)
+        return data
+
+
+def env_dir() -> Path:
+    return Path(os.environ.get("SHRINK_VERIFY_VENV") or paths.project_root() / ".venv-verify")
+
+
+def read_requirements(path: Path = REQUIREMENTS_FILE) -> list[str]:
+    reqs = []
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            reqs.append(line)
+    return reqs
+
+
+def requirements_hash(reqs: list[str]) -> str:
+    text = "\n".join(reqs) + f"\npython={sys.version_info.major}.{sys.version_info.minor}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _python(root: Path) -> Path:
+    return root / "bin" / "python"
+
+
+def load_env(root: Path | None = None) -> VerifyEnv | None:
+    """The made environment, or None when there is none (or it was made from other requirements)."""
+    root = root or env_dir()
+    marker = root / MARKER
+    if not marker.exists() or not _python(root).exists():
+        return None
+    data = json.loads(marker.read_text())
+    env = VerifyEnv(**{**data, "root": Path(data["root"]), "python": Path(data["python"])})
+    if env.requirements_hash != requirements_hash(read_requirements()):
+        return None
+    return env
+
+
+def require_env(root: Path | None = None) -> VerifyEnv:
+    env = load_env(root)
+    if env is None:
+        raise ShrinkError(f"no verify environment at {root or env_dir()}: run `shrink verify env` (make verify-env)")
+    return env
+
+
+def _pip(python: Path, args: list[str], log) -> subprocess.CompletedProcess:
+    cmd = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *args]
+    log(" ".join(cmd[3:]))
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def _last_error(proc: subprocess.CompletedProcess) -> str:
+    lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("ERROR")]
+    return (errors or lines or ["pip failed"])[-1][:300]
+
+
+def make_env(root: Path | None = None, *, force: bool = False, log=lambda msg: None) -> VerifyEnv:
+    """Create (or reuse) the verify venv; returns what is installed and what could not be."""
+    root = root or env_dir()
+    reqs = read_requirements()
+    digest = requirements_hash(reqs)
+    if not force:
+        existing = load_env(root)
+        if existing is not None:
+            return existing
+    if root.exists():
+        shutil.rmtree(root)
+    log(f"creating {root}")
+    proc = subprocess.run([sys.executable, "-m", "venv", str(root)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ShrinkError(f"python -m venv {root} failed: {_last_error(proc)}")
+    python = _python(root)
+    torch_reqs = [r for r in reqs if r.split("==")[0].strip().lower() == "torch"]
+    others = [r for r in reqs if r not in torch_reqs]
+    failed: dict[str, str] = {}
+
+    # torch first and alone, binary only: the CPU wheel from the local find-links.
+    for req in torch_reqs:
+        proc = _pip(python, ["--only-binary=:all:", req], log)
+        if proc.returncode != 0:
+            raise ShrinkError(f"could not install {req} into {root}: {_last_error(proc)}")
+    torch_version = _probe(python, "import torch; print(torch.__version__)")
+    if torch_reqs and not torch_version.endswith(CPU_LOCAL_LABEL):
+        raise ShrinkError(f"{root}: torch {torch_version!r} is not the CPU build (expected ...{CPU_LOCAL_LABEL})")
+
+    # The rest in one resolve, torch held where it is; on failure one by one, to name the culprits.
+    constraints = root / "constraints-verify.txt"
+    pins = [r for r in others if "==" in r] + ([f"torch=={torch_version}"] if torch_version else [])
+    constraints.write_text("".join(f"{pin}\n" for pin in pins))
+    proc = _pip(python, ["-c", str(constraints), *others], log)
+    if proc.returncode != 0:
+        for req in others:
+            one = _pip(python, ["-c", str(constraints), req], log)
+            if one.returncode != 0:
+                failed[req] = _last_error(one)
+    installed = [r for r in others if r not in failed]
+    fix_torchvision(python)
+    env = VerifyEnv(root=root, python=python, requirements_hash=digest, installed=torch_reqs + installed,
+                    failed=failed, torch_version=torch_version)
+    (root / MARKER).write_text(json.dumps(env.to_json(), indent=2) + "\n")
+    return env
+
+
+TORCHVISION_FIX = "# shrinker verify-env: register fakes only when the C++ ops loaded\n"
+
+
+def fix_torchvision(python: Path) -> bool:
+    """Let `import torchvision` work on CPU torch, as torchvision means it to.
+
+    The PyPI torchvision wheel links CUDA torch, so on the CPU build its C++ ops do not load;
+    torchvision allows for that everywhere except two unconditional `register_fake` decorators,
+    which then raise "operator torchvision::nms does not exist". Guard those two like the rest
+    (only inside .venv-verify; the ops still fail when called, as they would on CPU torch).
+    """
+    site = _probe(python, "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+    target = Path(site) / "torchvision" / "_meta_registrations.py" if site else None
+    if target is None or not target.exists():
+        return False
+    text = target.read_text()
+    if TORCHVISION_FIX in text:
+        return True
+    guard = (TORCHVISION_FIX + "def _register_fake(name):\n"
+             "    if torchvision.extension._has_ops():\n"
+             "        return torch.library.register_fake(name)\n"
+             "    return lambda fn: fn\n\n\n")
+    text = text.replace("@torch.library.register_fake(", "@_register_fake(")
+    text = text.replace("\n\n@functools.lru_cache(None)\ndef get_meta_lib", "\n\n" + guard + "@functools.lru_cache(None)\ndef get_meta_lib", 1)
+    if TORCHVISION_FIX not in text:
+        return False
+    target.write_text(text)
+    return True
+
+
+def _probe(python: Path, code: str) -> str:
+    proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def freeze(env: VerifyEnv) -> dict[str, str]:
+    """name -> version of every distribution in the env (for the report and reproducibility)."""
+    out = _probe(env.python, "import json, importlib.metadata as m; "
+                             "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))")
+    return json.loads(out) if out else {}

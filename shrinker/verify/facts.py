@@ -1,0 +1,216 @@
+"""Per-file facts for the static checks: one ast parse (and one pyflakes pass) per file content.
+
+Facts depend only on the file's bytes, its dotted module name and the internal package names, so
+they are cached by content hash: the pruned tree re-parses only the files a codemod changed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from dataclasses import asdict, dataclass, field
+
+from pyflakes import checker as flakes
+from pyflakes import messages as flake_messages
+
+# Exception names whose handler makes an import inside the `try` optional.
+IMPORT_GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+# pyflakes' F821-class messages: a name used that nothing defines.
+UNDEFINED = (flake_messages.UndefinedName, flake_messages.UndefinedExport, flake_messages.UndefinedLocal)
+DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_][\w.]*)?$")
+
+
+@dataclass
+class ImportRef:
+    line: int
+    module: str  # absolute dotted name
+    names: list[str] | None  # `from module import names`; None for `import module`
+    guard: str  # "" | "try" (try/except ImportError) | "type_checking"
+    in_function: bool
+
+
+@dataclass
+class FileFacts:
+    module: str
+    syntax_error: str = ""  # "line: message"
+    defined: list[str] = field(default_factory=list)
+    dynamic: bool = False  # module-level __getattr__: any name may be imported from it
+    star_imports: list[str] = field(default_factory=list)
+    imports: list[ImportRef] = field(default_factory=list)
+    strings: list[tuple[int, str]] = field(default_factory=list)  # dotted strings naming internal modules
+    undefined: list[tuple[int, str, str]] = field(default_factory=list)  # line, pyflakes kind, name
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "FileFacts":
+        data = dict(data)
+        data["imports"] = [ImportRef(**i) for i in data["imports"]]
+        data["strings"] = [tuple(s) for s in data["strings"]]
+        data["undefined"] = [tuple(u) for u in data["undefined"]]
+        return cls(**data)
+
+
+def extract(source: bytes, module: str, is_package: bool, internal: frozenset[str]) -> FileFacts:
+    facts = FileFacts(module=module)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes: not our business
+        try:
+            tree = ast.parse(source, filename=module)
+            compile(tree, module, "exec", dont_inherit=True)  # what ast.parse lets through (e.g. bad `return`)
+        except SyntaxError as exc:
+            facts.syntax_error = f"{exc.lineno or 0}: {exc.msg}"
+            return facts
+        except (ValueError, UnicodeDecodeError) as exc:  # null bytes, bad encoding
+            facts.syntax_error = f"0: {exc}"
+            return facts
+    package = module if is_package else module.rpartition(".")[0]
+    _collect_defined(tree, facts)
+    _ImportCollector(facts, package).visit(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and DOTTED.match(node.value):
+            if node.value.split(".", 1)[0] in internal:
+                facts.strings.append((node.lineno, node.value))
+    for msg in flakes.Checker(tree, filename=module).messages:
+        if isinstance(msg, UNDEFINED):
+            facts.undefined.append((msg.lineno, type(msg).__name__, str(msg.message_args[0])))
+    return facts
+
+
+def _targets(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return [n for elt in node.elts for n in _targets(elt)]
+    if isinstance(node, ast.Starred):
+        return _targets(node.value)
+    return []
+
+
+def _collect_defined(tree: ast.Module, facts: FileFacts) -> None:
+    names: set[str] = set()
+
+    def visit_block(stmts: list[ast.stmt]) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(stmt.name)
+                if stmt.name == "__getattr__" and not isinstance(stmt, ast.ClassDef):
+                    facts.dynamic = True
+                continue
+            if isinstance(stmt, ast.Assign):
+                for t in stmt.targets:
+                    names.update(_targets(t))
+            elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+                names.update(_targets(stmt.target))
+            elif isinstance(stmt, ast.Import):
+                for a in stmt.names:
+                    names.add(a.asname or a.name.split(".")[0])
+            elif isinstance(stmt, ast.ImportFrom):
+                for a in stmt.names:
+                    if a.name == "*":
+                        continue  # resolved across modules by the checks
+                    names.add(a.asname or a.name)
+            elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+                names.update(_targets(stmt.target))
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+                for item in stmt.items:
+                    if item.optional_vars is not None:
+                        names.update(_targets(item.optional_vars))
+            elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+                for h in stmt.handlers:
+                    if h.name:
+                        names.add(h.name)
+            for node in ast.walk(stmt):  # walrus targets anywhere in module-level code
+                if isinstance(node, ast.NamedExpr):
+                    names.update(_targets(node.target))
+            for attr in ("body", "orelse", "finalbody"):
+                block = getattr(stmt, attr, None)
+                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                    visit_block(block)
+            for h in getattr(stmt, "handlers", []) or []:
+                visit_block(h.body)
+            for case in getattr(stmt, "cases", []) or []:
+                visit_block(case.body)
+
+    visit_block(tree.body)
+    # `global x` in a function makes x a module name once the function runs.
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            names.update(node.names)
+        elif (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+              and isinstance(node.value, (ast.List, ast.Tuple))):
+            names.update(e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    facts.defined = sorted(names)
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    for t in types:
+        name = t.attr if isinstance(t, ast.Attribute) else getattr(t, "id", "")
+        if name in IMPORT_GUARDS:
+            return True
+    return False
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+class _ImportCollector(ast.NodeVisitor):
+    def __init__(self, facts: FileFacts, package: str) -> None:
+        self.facts = facts
+        self.package = package
+        self.guard = ""
+        self.depth = 0
+
+    def _with_guard(self, guard: str, nodes: list[ast.AST]) -> None:
+        saved = self.guard
+        self.guard = self.guard or guard
+        for n in nodes:
+            self.visit(n)
+        self.guard = saved
+
+    def visit_Try(self, node: ast.Try) -> None:
+        guarded = any(_catches_import_error(h) for h in node.handlers)
+        self._with_guard("try" if guarded else "", node.body)
+        for n in [*node.handlers, *node.orelse, *node.finalbody]:
+            self.visit(n)
+
+    visit_TryStar = visit_Try
+
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        self._with_guard("type_checking" if _is_type_checking(node.test) else "", node.body)
+        for n in node.orelse:
+            self.visit(n)
+
+    def _function(self, node: ast.AST) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            self.facts.imports.append(ImportRef(node.lineno, a.name, None, self.guard, self.depth > 0))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            base = self.package.split(".")
+            if node.level > 1:
+                base = base[: len(base) - (node.level - 1)]
+            module = ".".join([*base, node.module] if node.module else base)
+        else:
+            module = node.module or ""
+        names = [a.name for a in node.names]
+        if names == ["*"]:
+            if self.depth == 0:
+                self.facts.star_imports.append(module)
+            names = []
+        self.facts.imports.append(ImportRef(node.lineno, module, names, self.guard, self.depth > 0))
