@@ -157,6 +157,8 @@ def _catches_import_error(handler: cst.ExceptHandler) -> bool:
 
 def _is_pass_only(block: cst.BaseSuite) -> bool:
     body = block.body
+    if not body:
+        return True  # libcst writes `pass` for a block whose statements were all removed
     if isinstance(block, cst.IndentedBlock):
         return len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and \
             all(isinstance(s, cst.Pass) for s in body[0].body)
@@ -290,7 +292,6 @@ class RemoveImportsOfRemovedModules(ContextAwareTransformer):
         return True
 
     def _check_uses(self, module: cst.Module) -> None:
-        scopes = self.get_metadata(ScopeProvider, module)
         future = any(isinstance(s, cst.ImportFrom) and get_full_name_for_node(s.module) == "__future__"
                      and not isinstance(s.names, cst.ImportStar)
                      and any(a.evaluated_name == "annotations" for a in s.names)
@@ -308,7 +309,7 @@ class RemoveImportsOfRemovedModules(ContextAwareTransformer):
         removed_assignments: dict[object, DeadAlias] = {}
         star_sources: list[str] = []
         for stmt, dead in self._dead.items():
-            scope = scopes.get(stmt)
+            scope = self.get_metadata(ScopeProvider, stmt, None)
             if scope is None:
                 continue
             if dead[0].alias is None:
@@ -338,7 +339,7 @@ class RemoveImportsOfRemovedModules(ContextAwareTransformer):
                     continue
                 seen.add(key)
                 self.findings.append(f"{location(self.context)}:{line}: {d.bound} {d.source} is still used")
-        global_scope = scopes.get(module)
+        global_scope = self.get_metadata(ScopeProvider, module, None)
         self._dead_names = {
             name for name in (d.bound for d in removed_assignments.values())
             if global_scope is not None and name in global_scope.assignments

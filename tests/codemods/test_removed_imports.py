@@ -1,0 +1,340 @@
+"""remove_dead_imports: before/after cases on SGLang's import shapes, findings, idempotence."""
+
+from __future__ import annotations
+
+import textwrap
+
+from libcst.codemod import CodemodTest
+
+from shrinker.codemods.removed_imports import RemoveImportsOfRemovedModules
+from tests.codemods.helpers_registry import assert_idempotent, context, make_inputs, run
+
+NPU = "sglang.srt.hardware_backend.npu"
+MM = "sglang.srt.multimodal"
+INPUTS = make_inputs([NPU, MM, "sglang.srt.layers.moe.moe_runner.aiter", "sglang.srt.configs.afmoe"])
+
+
+class TestRemoveDeadImports(CodemodTest):
+    TRANSFORM = RemoveImportsOfRemovedModules
+
+    def check(self, before: str, after: str, module: str = "sglang.srt.model_executor.runner", **kw) -> None:
+        self.assertCodemod(before, after, kw.pop("inputs", INPUTS), context_override=context(module, **kw))
+
+    def test_module_level_absolute(self) -> None:
+        self.check(
+            """
+            import torch
+
+            # graph runners per platform
+            from sglang.srt.hardware_backend.npu.graph_runner import NPUGraphRunner
+            from sglang.srt.model_executor.cuda_graph_runner import CudaGraphRunner  # keep me
+            import sglang.srt.hardware_backend.npu.utils as npu_utils
+            """,
+            """
+            import torch
+            from sglang.srt.model_executor.cuda_graph_runner import CudaGraphRunner  # keep me
+            """,
+        )
+
+    def test_relative_imports_resolve_against_package(self) -> None:
+        self.check(
+            """
+            from . import cuda_ops
+            from ..npu import graph_runner
+            from ..npu.utils import npu_format
+            from .. import gpu, npu
+            """,
+            """
+            from . import cuda_ops
+            from .. import gpu
+            """,
+            module="sglang.srt.hardware_backend.gpu.ops",
+        )
+
+    def test_relative_import_in_package_init(self) -> None:
+        self.check(
+            """
+            from .npu import x
+            from .gpu import y
+            """,
+            """
+            from .gpu import y
+            """,
+            module="sglang.srt.hardware_backend",
+            filename="sglang/srt/hardware_backend/__init__.py",
+        )
+
+    def test_from_package_import_removed_submodule_keeps_other_names(self) -> None:
+        self.check(
+            """
+            from sglang.srt.layers.moe.moe_runner import (  # noqa: F401
+                aiter,
+                triton,
+            )
+            from sglang.srt.layers.moe.moe_runner import triton, aiter
+            """,
+            """
+            from sglang.srt.layers.moe.moe_runner import (  # noqa: F401
+                triton,
+            )
+            from sglang.srt.layers.moe.moe_runner import triton
+            """,
+        )
+
+    def test_function_level_import_block_empties_to_pass(self) -> None:
+        self.check(
+            """
+            def init(runner):
+                if runner.device == "npu":
+                    from sglang.srt.hardware_backend.npu.allocator import NPUAllocator
+                return runner
+            """,
+            """
+            def init(runner):
+                if runner.device == "npu":
+                    pass
+                return runner
+            """,
+        )
+
+    def test_type_checking_block_that_empties_is_removed(self) -> None:
+        self.check(
+            """
+            from typing import TYPE_CHECKING
+
+            if TYPE_CHECKING:
+                # evade circular imports
+                from sglang.srt.multimodal.processors.base_processor import BaseProcessor
+
+            def f(p: "BaseProcessor") -> None:
+                x: BaseProcessor = p
+            """,
+            """
+            from typing import TYPE_CHECKING
+
+            def f(p: "BaseProcessor") -> None:
+                x: BaseProcessor = p
+            """,
+        )
+
+    def test_type_checking_block_keeps_other_imports(self) -> None:
+        self.check(
+            """
+            if TYPE_CHECKING:
+                from sglang.srt.model_executor.model_runner import ModelRunner
+                from sglang.srt.multimodal.mm_utils import MMItem
+            """,
+            """
+            if TYPE_CHECKING:
+                from sglang.srt.model_executor.model_runner import ModelRunner
+            """,
+        )
+
+    def test_try_import_error_folds_to_fallback(self) -> None:
+        self.check(
+            """
+            x = 1
+
+            # optional NPU kernels
+            try:
+                from sglang.srt.hardware_backend.npu.kernels import fused_op
+
+                _has_npu_kernels = True
+            except ImportError:
+                # not installed
+                _has_npu_kernels = False
+                fused_op = None
+            y = fused_op
+            """,
+            """
+            x = 1
+
+            # optional NPU kernels
+            # not installed
+            _has_npu_kernels = False
+            fused_op = None
+            y = fused_op
+            """,
+        )
+
+    def test_try_with_earlier_import_keeps_that_part(self) -> None:
+        self.check(
+            """
+            try:
+                from sgl_kernel import gptq_gemm
+
+                from sglang.srt.hardware_backend.npu.gptq import repack
+            except Exception:
+                repack = None
+            """,
+            """
+            try:
+                from sgl_kernel import gptq_gemm
+            except Exception:
+                pass
+            repack = None
+            """,
+        )
+
+    def test_try_that_only_imports_disappears(self) -> None:
+        self.check(
+            """
+            def load():
+                try:
+                    import sglang.srt.multimodal.processors
+                except ImportError:
+                    pass
+                return 1
+            """,
+            """
+            def load():
+                return 1
+            """,
+        )
+
+    def test_dunder_all_entries_of_removed_names_go(self) -> None:
+        self.check(
+            """
+            from sglang.srt.configs.afmoe import AfmoeConfig
+            from sglang.srt.configs.deepseekvl2 import DeepseekVL2Config
+
+            __all__ = [
+                "AfmoeConfig",
+                "DeepseekVL2Config",
+            ]
+            """,
+            """
+            from sglang.srt.configs.deepseekvl2 import DeepseekVL2Config
+
+            __all__ = [
+                "DeepseekVL2Config",
+            ]
+            """,
+            module="sglang.srt.configs",
+            filename="sglang/srt/configs/__init__.py",
+        )
+
+    def test_name_a_kept_package_no_longer_provides(self) -> None:
+        inputs = make_inputs([], names={"sglang.srt.configs": ["AfmoeConfig"]})
+        self.check(
+            """
+            from sglang.srt.configs import (
+                AfmoeConfig,
+                DeepseekVL2Config,
+            )
+            """,
+            """
+            from sglang.srt.configs import (
+                DeepseekVL2Config,
+            )
+            """,
+            inputs=inputs,
+        )
+
+    def test_untouched_file_is_byte_identical(self) -> None:
+        code = "import os  # c\nfrom sglang.srt.utils import is_hip\n\n\ndef f():\n    return os\n"
+        out, transform = run(RemoveImportsOfRemovedModules, code, INPUTS, dedent=False)
+        assert out == code and not transform.changes and not transform.findings
+
+
+def test_removed_name_still_used_is_a_finding_with_file_and_line() -> None:
+    code = """\
+        from sglang.srt.hardware_backend.npu.graph_runner import NPUGraphRunner, npu_sync
+        import sglang.srt.hardware_backend.npu.utils
+
+
+        def make(runner):
+            sglang.srt.hardware_backend.npu.utils.init()
+            return NPUGraphRunner(runner)
+        """
+    out, transform = run(RemoveImportsOfRemovedModules, code, INPUTS,
+                         module="sglang.srt.model_executor.runner")
+    assert "NPUGraphRunner" not in out.splitlines()[0]
+    assert transform.findings == [
+        "sglang/srt/model_executor/runner.py:7: NPUGraphRunner from removed module "
+        "sglang.srt.hardware_backend.npu.graph_runner is still used",
+        "sglang/srt/model_executor/runner.py:6: sglang.srt.hardware_backend.npu.utils from removed module "
+        "sglang.srt.hardware_backend.npu.utils is still used",
+    ]
+
+
+def test_name_still_bound_elsewhere_is_not_a_finding() -> None:
+    code = """\
+        try:
+            from sglang.srt.hardware_backend.npu.ops import op
+        except ImportError:
+            op = None
+        y = op
+        import sglang.srt.hardware_backend.npu.ops
+        import sglang.srt.utils
+        sglang.srt.utils.f()
+        """
+    _, transform = run(RemoveImportsOfRemovedModules, code, INPUTS)
+    assert transform.findings == []
+
+
+def test_type_checking_names_used_at_runtime_are_findings_annotations_are_not() -> None:
+    code = """\
+        from typing import TYPE_CHECKING
+
+        if TYPE_CHECKING:
+            from sglang.srt.multimodal.mm_utils import MMItem
+
+        def f(item: "MMItem", other: "list[MMItem]"):
+            local: MMItem = item
+            return isinstance(item, MMItem)
+        """
+    _, transform = run(RemoveImportsOfRemovedModules, code, INPUTS, module="sglang.srt.managers.io")
+    assert transform.findings == [
+        "sglang/srt/managers/io.py:8: MMItem from removed module sglang.srt.multimodal.mm_utils is still used"]
+
+
+def test_evaluated_annotation_is_a_finding_unless_future_annotations() -> None:
+    code = """\
+        from sglang.srt.multimodal.mm_utils import MMItem
+
+        def f(item: MMItem) -> None:
+            pass
+        """
+    _, plain = run(RemoveImportsOfRemovedModules, code, INPUTS)
+    assert [f.split(": ", 1)[1] for f in plain.findings] == [
+        "MMItem from removed module sglang.srt.multimodal.mm_utils is still used"]
+    future_code = "from __future__ import annotations\n" + textwrap.dedent(code)
+    _, future = run(RemoveImportsOfRemovedModules, future_code, INPUTS, dedent=False)
+    assert future.findings == []
+
+
+def test_try_that_cannot_be_folded_is_a_finding() -> None:
+    code = """\
+        try:
+            from sglang.srt.hardware_backend.npu.ops import op
+        except ImportError as e:
+            raise RuntimeError(e)
+        """
+    out, transform = run(RemoveImportsOfRemovedModules, code, INPUTS)
+    assert "hardware_backend" not in out
+    assert len(transform.findings) == 1 and transform.findings[0].startswith("pkg/mod.py:1: ")
+
+
+def test_star_import_of_removed_module_reports_unresolved_names() -> None:
+    code = "from sglang.srt.multimodal.utils import *\n\nx = helper()\n"
+    out, transform = run(RemoveImportsOfRemovedModules, code, INPUTS, dedent=False)
+    assert out == "\nx = helper()\n"
+    assert transform.findings == ["pkg/mod.py: helper may have come from a star import from removed module "
+                                  "sglang.srt.multimodal.utils"]
+
+
+def test_idempotent() -> None:
+    code = """\
+        from typing import TYPE_CHECKING
+        from sglang.srt.layers.moe.moe_runner import aiter, triton
+
+        if TYPE_CHECKING:
+            from sglang.srt.multimodal.mm_utils import MMItem
+        try:
+            from sglang.srt.hardware_backend.npu.ops import op
+        except ImportError:
+            op = None
+        """
+    once = assert_idempotent(RemoveImportsOfRemovedModules, code, INPUTS)
+    assert "op = None" in once and "MMItem" not in once and "aiter" not in once
