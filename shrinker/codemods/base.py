@@ -143,17 +143,32 @@ def top_level_newline(node: cst.BaseExpression) -> bool:
     return False
 
 
-def swap_expression(original: cst.BaseExpression, new: cst.BaseExpression) -> cst.BaseExpression:
+# Lower precedence than a comparison: these keep their parentheses inside and/or/not.
+_LOOSE = (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)
+
+
+def swap_expression(original: cst.BaseExpression, new: cst.BaseExpression, *,
+                    boolean_operand: bool = False) -> cst.BaseExpression:
     """`new` (a part of `original`, or a constant) in the place of `original`.
 
-    The parentheses of `original` go when `new` is an atom on one line (`(x and _is_cuda)` -> `x`),
-    and move onto `new` otherwise (precedence and line breaks stay valid).
+    With `boolean_operand` (`original` sat in a test or as an operand of and/or/not), the
+    parentheses of `original` go when `new` stays valid without them: on one line and binding
+    tighter than `and`/`or` (`(x and _is_cuda)` -> `x`). Anywhere else they move onto `new`
+    (`return(a if c else b)` must not become `returnb`); see `unwrap` for safe places.
     """
     if new is original or getattr(new, "lpar", None) or not getattr(original, "lpar", None):
         return new
-    if isinstance(new, _ATOMS) and not top_level_newline(new):
+    if boolean_operand and not top_level_newline(new) and not isinstance(new, _LOOSE):
         return new
     return new.with_changes(lpar=original.lpar, rpar=original.rpar)
+
+
+def unwrap(node: cst.BaseExpression) -> cst.BaseExpression:
+    """Drop the parentheses of an atom on one line (for places where they are redundant)."""
+    if len(getattr(node, "lpar", ())) != 1 or not isinstance(node, _ATOMS):
+        return node
+    bare = node.with_changes(lpar=[], rpar=[])
+    return node if top_level_newline(bare) else bare
 
 
 def spaced(ws: cst.BaseParenthesizableWhitespace, after: cst.BaseExpression) -> cst.BaseParenthesizableWhitespace:

@@ -1,0 +1,269 @@
+"""Remove the branches that are dead on NVIDIA CUDA (tests decided by the platform predicates).
+
+SGLang shapes handled (v0.5.16):
+- `if _is_hip:` / `if is_npu():` / `if current_platform.is_npu():` / `if _use_aiter:` blocks: removed;
+- `if not _is_npu:` / `if _is_cuda:` blocks: the body is inlined (dedented by libcst), the comment
+  after the colon and the comments above the `if` move onto the first inlined line;
+- `if`/`elif`/`else` chains (`if _is_cuda: A elif _is_hip: B else: C` -> `A`;
+  `if x: A elif is_npu(): B else: C` -> `if x: A else: C`; a kept `elif` becomes the `if` when the
+  branches above it are dead);
+- ternaries: `a if _is_hip else b` -> `b`; comprehension filters `if not _is_npu` that are always true;
+- `try: import aiter ... except ImportError: <CUDA path>` (first statement of the try imports a
+  package of rules.platform.packages, so on CUDA it always raises): replaced by the handler that
+  catches the ImportError (plus any `finally`); the `else:` is dropped. Kept when the handler
+  uses the bound exception (`except ImportError as e: ... e ...`) or an earlier handler is unknown.
+- a block that empties gets `pass`; an `else:` that empties is dropped.
+
+A test is decided only when a platform predicate folds in it and every dropped operand is free of
+side effects (see fold_platform); literal `if True:` written upstream stays (CuTe DSL code uses it).
+Tests still holding a predicate next to a call with side effects are reported. `while` and `assert`
+are never touched.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Optional, Union
+
+import libcst as cst
+
+from shrinker.codemods.base import (
+    ShrinkCodemod,
+    block_statements,
+    header_comment,
+    only_pass,
+    pass_block,
+    swap_expression,
+    unwrap,
+    with_leading_lines,
+)
+from shrinker.codemods.fold_platform import PredicateScope, predicate_triggers
+from shrinker.codemods.inputs import CodemodInputs
+
+_Statement = Union[cst.BaseStatement, cst.FlattenSentinel, cst.RemovalSentinel]
+
+
+def _import_roots(stmt: cst.BaseStatement) -> list[str]:
+    """Top-level package names imported by the first small statement of a line, if it imports."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or not stmt.body:
+        return []
+    first = stmt.body[0]
+    if isinstance(first, cst.Import):
+        return [cst.helpers.get_full_name_for_node(a.name).split(".")[0] for a in first.names]
+    if isinstance(first, cst.ImportFrom) and not first.relative and first.module is not None:
+        return [cst.helpers.get_full_name_for_node(first.module).split(".")[0]]
+    return []
+
+
+def _catches_import_error(handler_type: Optional[cst.BaseExpression]) -> Optional[bool]:
+    """Does `except <type>` catch ModuleNotFoundError? None when the type is not a known builtin."""
+    if handler_type is None:
+        return True
+    if isinstance(handler_type, cst.Tuple):
+        answers = [_catches_import_error(e.value) for e in handler_type.elements]
+        if any(a is True for a in answers):
+            return True
+        return None if any(a is None for a in answers) else False
+    if isinstance(handler_type, cst.Name):
+        cls = getattr(builtins, handler_type.value, None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            return issubclass(ModuleNotFoundError, cls)
+    return None
+
+
+def _uses_name(node: cst.CSTNode, name: str) -> bool:
+    found = False
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            nonlocal found
+            if n.value == name:
+                found = True
+
+    node.visit(_Finder())
+    return found
+
+
+class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
+    """Remove or inline branches whose test the platform predicates decide on CUDA."""
+
+    NAME = "remove_dead_branches"
+    DESCRIPTION = "remove dead if/elif/else branches, ternaries and platform try-imports; inline live ones"
+
+    def __init__(self, context, inputs: CodemodInputs) -> None:
+        super().__init__(context, inputs)
+        self._setup_folding(inputs)
+        self._elifs: set[int] = set()
+        self._wrapped: set[int] = set()
+        self._packages = frozenset(inputs.rules.platform.packages)
+
+    @classmethod
+    def wants(cls, source: str, inputs: CodemodInputs) -> bool:
+        if predicate_triggers(inputs).search(source):
+            return True
+        return any(p in source for p in inputs.rules.platform.packages)
+
+    # -- deciding a test -------------------------------------------------------------------------
+    def _decide(self, test: cst.BaseExpression, where: cst.CSTNode) -> Optional[bool]:
+        folded = self.folder.fold(test)
+        if not folded.pred or folded.value is None:
+            return None
+        if not folded.pure:
+            self.report(where, "platform test kept: an operand may have side effects: "
+                               + cst.Module([]).code_for_node(test).strip())
+            return None
+        return folded.value
+
+    # -- if / elif / else ----------------------------------------------------------------------
+    def visit_If(self, node: cst.If) -> Optional[bool]:
+        if isinstance(node.orelse, cst.If):
+            self._elifs.add(id(node.orelse))
+        return True
+
+    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> _Statement:
+        updated_node = self._drop_emptied_else(original_node, updated_node)
+        if id(original_node) in self._elifs:
+            return updated_node  # decided with its whole chain, at the `if`
+        branches: list[tuple[cst.If, cst.If]] = []  # (updated, original) per `if`/`elif`
+        node, orig = updated_node, original_node
+        while True:
+            branches.append((node, orig))
+            if not isinstance(node.orelse, cst.If):
+                break
+            node, orig = node.orelse, orig.orelse
+        tail: Optional[cst.Else] = node.orelse  # what runs when no kept test holds
+
+        kept: list[cst.If] = []
+        changed = False
+        for branch, orig in branches:
+            value = self._decide(branch.test, orig)
+            if value is None:
+                kept.append(branch)
+                continue
+            changed = True
+            self.count("branches_decided")
+            if value:  # later branches and the else are dead; this body is what runs
+                lines = branch.leading_lines if branch is not updated_node else []
+                tail = cst.Else(body=branch.body, leading_lines=lines)
+                break
+        if not changed:
+            return updated_node
+        if tail is not None and only_pass(block_statements(tail.body)):
+            tail = None
+
+        if not kept:
+            if tail is None:
+                self.count("blocks_removed")
+                return cst.RemoveFromParent()
+            self.count("blocks_inlined")
+            lines = [*updated_node.leading_lines, *tail.leading_lines, *header_comment(tail.body)]
+            return cst.FlattenSentinel(with_leading_lines(block_statements(tail.body), lines))
+
+        # Rebuild the chain from the kept branches; the first becomes the `if`.
+        chain: Optional[Union[cst.If, cst.Else]] = tail
+        for branch in reversed(kept):
+            chain = branch.with_changes(orelse=chain)
+        assert isinstance(chain, cst.If)
+        if kept[0] is not updated_node:
+            chain = chain.with_changes(leading_lines=[*updated_node.leading_lines, *kept[0].leading_lines])
+        return chain
+
+    def _drop_emptied_else(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
+        """`else:` whose body this transform emptied (now `pass`) goes."""
+        new, old = updated_node.orelse, original_node.orelse
+        if (isinstance(new, cst.Else) and isinstance(old, cst.Else)
+                and only_pass(block_statements(new.body)) and not only_pass(block_statements(old.body))):
+            self.count("empty_else_removed")
+            return updated_node.with_changes(orelse=None)
+        return updated_node
+
+    # -- ternaries and comprehension filters ---------------------------------------------------
+    def leave_IfExp(self, original_node: cst.IfExp, updated_node: cst.IfExp) -> cst.BaseExpression:
+        value = self._decide(updated_node.test, original_node)
+        if value is None:
+            return updated_node
+        self.count("ternaries_decided")
+        new = swap_expression(updated_node, updated_node.body if value else updated_node.orelse)
+        if new.lpar and not (updated_node.body if value else updated_node.orelse).lpar:
+            self._wrapped.add(id(new))  # parentheses moved from the ternary: maybe redundant now
+        return new
+
+    def _unwrap(self, node: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+        if node is not None and id(node) in self._wrapped:
+            return unwrap(node)
+        return node
+
+    # A ternary replaced by an atom needs no parentheses as a whole value / argument / return value.
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        value = self._unwrap(updated_node.value)
+        return updated_node if value is updated_node.value else updated_node.with_changes(value=value)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign) -> cst.AnnAssign:
+        value = self._unwrap(updated_node.value)
+        return updated_node if value is updated_node.value else updated_node.with_changes(value=value)
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        value = self._unwrap(updated_node.value)
+        return updated_node if value is updated_node.value else updated_node.with_changes(value=value)
+
+    def leave_Return(self, original_node: cst.Return, updated_node: cst.Return) -> cst.Return:
+        value = self._unwrap(updated_node.value)
+        if value is updated_node.value:
+            return updated_node
+        ws = updated_node.whitespace_after_return
+        if isinstance(ws, cst.SimpleWhitespace) and ws.value == "":
+            ws = cst.SimpleWhitespace(" ")
+        return updated_node.with_changes(value=value, whitespace_after_return=ws)
+
+    def leave_CompFor(self, original_node: cst.CompFor, updated_node: cst.CompFor) -> cst.CompFor:
+        ifs = []
+        for comp_if, orig in zip(updated_node.ifs, original_node.ifs):
+            value = self._decide(comp_if.test, orig)
+            if value is True:
+                self.count("filters_removed")
+                continue
+            if value is False:
+                self.report(orig, "comprehension filter is always false on CUDA: kept")
+            ifs.append(comp_if)
+        if len(ifs) == len(updated_node.ifs):
+            return updated_node
+        return updated_node.with_changes(ifs=ifs)
+
+    # -- try: import <platform package> except ImportError -------------------------------------
+    def leave_Try(self, original_node: cst.Try, updated_node: cst.Try) -> _Statement:
+        body = updated_node.body.body
+        if not body or not any(root in self._packages for root in _import_roots(body[0])):
+            return updated_node
+        handler = None
+        for candidate in updated_node.handlers:
+            catches = _catches_import_error(candidate.type)
+            if catches is None:
+                self.report(original_node, "platform try-import kept: unknown exception type in a handler")
+                return updated_node
+            if catches:
+                handler = candidate
+                break
+        if handler is None:
+            self.report(original_node, "platform try-import kept: no handler catches ImportError")
+            return updated_node
+        if handler.name is not None and _uses_name(handler.body, handler.name.name.value):
+            self.report(original_node, "platform try-import kept: the handler uses the exception")
+            return updated_node
+        statements = block_statements(handler.body)
+        if updated_node.finalbody is not None:
+            statements += block_statements(updated_node.finalbody.body)
+        statements = [s for s in statements if not only_pass([s])]
+        self.count("platform_try_imports")
+        if not statements:
+            return cst.RemoveFromParent()
+        comments = [line for line in (*handler.leading_lines, *header_comment(handler.body)) if line.comment]
+        lines = [*updated_node.leading_lines, *comments]
+        return cst.FlattenSentinel(with_leading_lines(statements, lines))
+
+    # -- blocks that emptied -------------------------------------------------------------------
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
+                            updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        if not updated_node.body and original_node.body:
+            self.count("blocks_emptied")
+            return pass_block(updated_node)
+        return updated_node

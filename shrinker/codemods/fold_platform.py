@@ -1,0 +1,375 @@
+"""Fold the platform predicates the rules name (rules.platform.predicates / strings) on NVIDIA CUDA.
+
+SGLang shapes handled (v0.5.16):
+- calls `is_hip()`, `is_npu()`, `_is_cuda` module flags, platform objects `current_platform.is_npu()`,
+  attributes `self.use_aiter`, glob names (`*aiter*`, `*gfx95*`);
+- derived flags: `_use_aiter = get_bool_env_var("SGLANG_USE_AITER") and _is_hip` -> `_use_aiter = False`,
+  `_use_aiter = envs.SGLANG_USE_AITER.get() and _is_hip` -> `_use_aiter = False`;
+- platform strings: `device == "npu"` -> False, `x.device.type in ("npu", "xpu")` -> False
+  (`device.type == "cpu"` stays: 'cpu' is not a platform string in the rules);
+- `not`, `and`, `or` with Python's short-circuit semantics; an operand is only dropped when
+  evaluating it has no side effects (names, attributes, literals, predicate calls, env-flag calls
+  named by rules.platform.env_flags, a few pure builtins such as `hasattr`/`isinstance`).
+  `self.ready() and _is_hip` stays as is (and is reported by the dead-branch codemod).
+
+Where it folds (the choice, so untouched code stays untouched):
+- `if`/`elif` tests, ternary tests and comprehension `if`s are *simplified* when part of them folds
+  (`if x and not _is_hip:` -> `if x:`). A test that folds to a constant as a whole is left to
+  `remove_dead_branches`, which removes or inlines the branch (no `if False:` is ever written).
+- the value of an assignment when it is a compound boolean expression (`and`/`or`/`not`/compare)
+  that involves a predicate (`_use_aiter = ... and _is_hip` -> `_use_aiter = False`).
+- NOT folded: definitions (`def is_hip(): ...`, `_is_hip = is_hip()` stay; the unused-names codemod
+  drops them once nothing reads them), `while`, `assert`, `return`, call arguments.
+- NOT folded: names bound as parameters of an enclosing function or lambda (`def f(is_aiter_moe):
+  if is_aiter_moe:`): the caller decides their value. Reported as a finding.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Optional
+
+import libcst as cst
+
+from shrinker.codemods.base import ShrinkCodemod, constant, spaced, swap_expression
+from shrinker.codemods.inputs import CodemodInputs
+
+# Python builtins (and os env readers) whose calls have no side effects worth keeping.
+_PURE_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "callable", "len", "bool",
+                         "str", "int", "float", "type", "getenv"})
+_LITERALS = (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)
+
+
+@dataclass(frozen=True)
+class Fold:
+    """The result of folding one expression."""
+
+    node: cst.BaseExpression  # the simplified expression (the input node when nothing folded)
+    value: Optional[bool]  # its truth value on CUDA, None when unknown
+    pure: bool  # evaluating it has no side effects
+    pred: bool  # a platform predicate was folded inside it
+
+
+def _dotted_root(node: cst.BaseExpression) -> Optional[str]:
+    while isinstance(node, (cst.Attribute, cst.Call, cst.Subscript)):
+        node = node.value if not isinstance(node, cst.Call) else node.func
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _simple_name(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def _string(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+class Folder:
+    """Folds boolean expressions under the predicate table of `inputs`."""
+
+    def __init__(self, inputs: CodemodInputs, is_param: Callable[[str], bool] = lambda name: False,
+                 on_param: Callable[[cst.Name], None] = lambda node: None) -> None:
+        self.table = inputs.table
+        self.env_flags = frozenset(inputs.rules.platform.env_flags)
+        self.is_param = is_param
+        self.on_param = on_param
+
+    # -- purity --------------------------------------------------------------------------------
+    def pure(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Name) or isinstance(node, _LITERALS):
+            return True
+        if isinstance(node, cst.ConcatenatedString):
+            return self.pure(node.left) and self.pure(node.right)
+        if isinstance(node, cst.Attribute):
+            return self.pure(node.value)
+        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+            return all(self.pure(e.value) for e in node.elements)
+        if isinstance(node, cst.UnaryOperation):
+            return self.pure(node.expression)
+        if isinstance(node, cst.BooleanOperation):
+            return self.pure(node.left) and self.pure(node.right)
+        if isinstance(node, cst.Comparison):
+            return self.pure(node.left) and all(self.pure(t.comparator) for t in node.comparisons)
+        if isinstance(node, cst.Call):
+            return self._pure_callee(node) and all(self.pure(a.value) for a in node.args)
+        return False
+
+    def _pure_callee(self, call: cst.Call) -> bool:
+        name = _simple_name(call.func)
+        if name is None:
+            return False
+        if not call.args and self.table.value(name, called=True) is not None:
+            return True  # a predicate call
+        if name in _PURE_CALLS or name in self.env_flags or _dotted_root(call.func) in self.env_flags:
+            return True
+        return False
+
+    # -- folding -------------------------------------------------------------------------------
+    def fold(self, node: cst.BaseExpression) -> Fold:
+        if isinstance(node, cst.Name):
+            return self._fold_name(node)
+        if isinstance(node, cst.Attribute):
+            value = self.table.value(node.attr.value, called=False)
+            if value is not None and self.pure(node.value):
+                return Fold(constant(value), value, True, True)
+        elif isinstance(node, cst.Call):
+            folded = self._fold_call(node)
+            if folded is not None:
+                return folded
+        elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            return self._fold_not(node)
+        elif isinstance(node, cst.BooleanOperation):
+            return self._fold_boolean(node)
+        elif isinstance(node, cst.Comparison):
+            folded = self._fold_compare(node)
+            if folded is not None:
+                return folded
+        return Fold(node, None, self.pure(node), False)
+
+    def _fold_name(self, node: cst.Name) -> Fold:
+        if node.value in ("True", "False"):
+            return Fold(node, node.value == "True", True, False)
+        value = self.table.value(node.value, called=False)
+        if value is None:
+            return Fold(node, None, True, False)
+        if self.is_param(node.value):
+            self.on_param(node)
+            return Fold(node, None, True, False)
+        return Fold(constant(value), value, True, True)
+
+    def _fold_call(self, node: cst.Call) -> Optional[Fold]:
+        if node.args:
+            return None
+        name = _simple_name(node.func)
+        if name is None or self.table.value(name, called=True) is None:
+            return None
+        if isinstance(node.func, cst.Attribute) and not self.pure(node.func.value):
+            return None
+        if isinstance(node.func, cst.Name) and self.is_param(name):
+            return None
+        value = self.table.value(name, called=True)
+        return Fold(constant(value), value, True, True)
+
+    def _fold_not(self, node: cst.UnaryOperation) -> Fold:
+        inner = self.fold(node.expression)
+        if not inner.pred:
+            return Fold(node, None if inner.value is None else not inner.value, inner.pure, False)
+        if inner.value is not None and inner.pure:
+            return Fold(constant(not inner.value), not inner.value, True, True)
+        if inner.value is not None:  # impure operand: keep the original text, its effect stays
+            return Fold(node, not inner.value, False, True)
+        expression = swap_expression(node.expression, inner.node, boolean_operand=True)
+        new = node.with_changes(expression=expression,
+                                whitespace_after=spaced(node.whitespace_after, expression))
+        return Fold(new, None, inner.pure, True)
+
+    def _fold_boolean(self, node: cst.BooleanOperation) -> Fold:
+        left, right = self.fold(node.left), self.fold(node.right)
+        is_and = isinstance(node.operator, cst.And)
+        pure = left.pure and right.pure
+        if not (left.pred or right.pred):
+            return Fold(node, _truth(left.value, right.value, is_and), pure, False)
+        stop = False if is_and else True  # the value that short-circuits
+        if left.value is stop:  # `False and X` / `True or X`: X is never evaluated
+            return self._result(node, left.node, stop, left.pure)
+        if left.value is (not stop) and left.pure:  # `True and X` / `False or X` is X
+            return self._result(node, right.node, right.value, right.pure)
+        if right.value is stop and right.pure and left.pure:  # `X and False` / `X or True`
+            return self._result(node, constant(stop), stop, True)
+        if right.value is (not stop) and right.pure:  # `X and True` / `X or False`: truth of X
+            return self._result(node, left.node, left.value, left.pure)
+        if left.value is not None or right.value is not None:
+            # A constant beside an operand with side effects: keep the original text.
+            return Fold(node, _truth(left.value, right.value, is_and), False, True)
+        new_left = swap_expression(node.left, left.node, boolean_operand=True)
+        new_right = swap_expression(node.right, right.node, boolean_operand=True)
+        operator = node.operator.with_changes(
+            whitespace_before=_space_before(node.operator.whitespace_before, new_left),
+            whitespace_after=spaced(node.operator.whitespace_after, new_right))
+        return Fold(node.with_changes(left=new_left, right=new_right, operator=operator), None, pure, True)
+
+    def _result(self, original: cst.BaseExpression, node: cst.BaseExpression, value: Optional[bool],
+                pure: bool) -> Fold:
+        return Fold(swap_expression(original, node, boolean_operand=True), value, pure, True)
+
+    def _fold_compare(self, node: cst.Comparison) -> Optional[Fold]:
+        if len(node.comparisons) != 1:
+            return None
+        target = node.comparisons[0]
+        op, left, right = target.operator, node.left, target.comparator
+        strings = self.table.strings
+        value: Optional[bool] = None
+        if isinstance(op, (cst.Equal, cst.NotEqual)):
+            text = _string(left) if _string(left) is not None else _string(right)
+            if text is not None and text in strings:
+                value = isinstance(op, cst.NotEqual)
+        elif isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+            texts = [_string(e.value) for e in right.elements]
+            if texts and all(t is not None and t in strings for t in texts):
+                value = isinstance(op, cst.NotIn)
+        if value is None:
+            return None
+        if not self.pure(node):
+            return Fold(node, value, False, True)
+        return Fold(constant(value), value, True, True)
+
+
+def _truth(left: Optional[bool], right: Optional[bool], is_and: bool) -> Optional[bool]:
+    if is_and:
+        if left is False or right is False:
+            return False
+        return True if (left and right) else None
+    if left is True or right is True:
+        return True
+    return False if (left is False and right is False) else None
+
+
+def _space_before(ws: cst.BaseParenthesizableWhitespace, before: cst.BaseExpression):
+    if getattr(before, "rpar", None):
+        return ws
+    if isinstance(ws, cst.SimpleWhitespace) and ws.value == "":
+        return cst.SimpleWhitespace(" ")
+    return ws
+
+
+def param_names(params: cst.Parameters) -> frozenset[str]:
+    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    if isinstance(params.star_arg, cst.Param):
+        names.append(params.star_arg.name.value)
+    if params.star_kwarg is not None:
+        names.append(params.star_kwarg.name.value)
+    return frozenset(names)
+
+
+class PredicateScope:
+    """Mixin for transformers that fold: knows the parameters of the enclosing functions/lambdas."""
+
+    def _setup_folding(self, inputs: CodemodInputs) -> None:
+        self._params: list[frozenset[str]] = []
+        self._reported_params: set[str] = set()
+        self.folder = Folder(inputs, self._is_param, self._param_seen)
+
+    def _is_param(self, name: str) -> bool:
+        return any(name in names for names in self._params)
+
+    def _param_seen(self, node: cst.Name) -> None:
+        if node.value not in self._reported_params:
+            self._reported_params.add(node.value)
+            self.report(None, f"parameter `{node.value}` is named like a platform predicate: not folded")
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
+        self._params.append(param_names(node.params))
+        return True
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        self._params.pop()
+        return updated_node
+
+    def visit_Lambda(self, node: cst.Lambda) -> Optional[bool]:
+        self._params.append(param_names(node.params))
+        return True
+
+    def leave_Lambda(self, original_node: cst.Lambda, updated_node: cst.Lambda):
+        self._params.pop()
+        return updated_node
+
+
+@lru_cache(maxsize=8)
+def _trigger_regex(names: tuple[str, ...], strings: tuple[str, ...]) -> re.Pattern:
+    parts = []
+    for name in names:
+        if any(c in name for c in "*?["):
+            parts.append(r"\w*".join(re.escape(p) for p in re.split(r"[*?]|\[[^]]*\]", name)))
+        else:
+            parts.append(re.escape(name))
+    parts += [r"""['"]""" + re.escape(s) + r"""['"]""" for s in strings]
+    return re.compile("|".join(parts))
+
+
+def predicate_triggers(inputs: CodemodInputs) -> re.Pattern:
+    """A regex that matches every source text where some predicate or platform string occurs."""
+    platform = inputs.rules.platform
+    return _trigger_regex(tuple(p.name for p in platform.predicates), tuple(platform.strings.strings))
+
+
+class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
+    """Simplify boolean tests and derived flags with the CUDA values of the platform predicates."""
+
+    NAME = "fold_platform"
+    DESCRIPTION = "fold platform predicates (is_hip(), _is_npu, _use_aiter, device == 'npu') to constants"
+
+    def __init__(self, context, inputs: CodemodInputs) -> None:
+        super().__init__(context, inputs)
+        self._setup_folding(inputs)
+
+    @classmethod
+    def wants(cls, source: str, inputs: CodemodInputs) -> bool:
+        return predicate_triggers(inputs).search(source) is not None
+
+    def _partial(self, test: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The simplified test, or None when nothing folds or the whole test is a constant."""
+        folded = self.folder.fold(test)
+        if not folded.pred or folded.node is test:
+            return None
+        if folded.value is not None and folded.pure:
+            return None  # a constant test: remove_dead_branches decides the branch
+        return folded.node
+
+    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
+        test = self._partial(updated_node.test)
+        if test is None:
+            return updated_node
+        self.count("tests_simplified")
+        return updated_node.with_changes(
+            test=test, whitespace_before_test=spaced(updated_node.whitespace_before_test, test))
+
+    def leave_IfExp(self, original_node: cst.IfExp, updated_node: cst.IfExp) -> cst.IfExp:
+        test = self._partial(updated_node.test)
+        if test is None:
+            return updated_node
+        self.count("ternary_tests_simplified")
+        return updated_node.with_changes(
+            test=test,
+            whitespace_after_if=spaced(updated_node.whitespace_after_if, test),
+            whitespace_before_else=_space_before(updated_node.whitespace_before_else, test))
+
+    def leave_CompIf(self, original_node: cst.CompIf, updated_node: cst.CompIf) -> cst.CompIf:
+        test = self._partial(updated_node.test)
+        if test is None:
+            return updated_node
+        self.count("comprehension_tests_simplified")
+        return updated_node.with_changes(
+            test=test, whitespace_before_test=spaced(updated_node.whitespace_before_test, test))
+
+    def _fold_value(self, value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+        if value is None or not isinstance(value, (cst.BooleanOperation, cst.UnaryOperation, cst.Comparison)):
+            return None
+        if isinstance(value, cst.UnaryOperation) and not isinstance(value.operator, cst.Not):
+            return None
+        folded = self.folder.fold(value)
+        if not folded.pred or folded.node is value:
+            return None
+        return folded.node
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        value = self._fold_value(updated_node.value)
+        if value is None:
+            return updated_node
+        self.count("flags_folded")
+        return updated_node.with_changes(value=value)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign) -> cst.AnnAssign:
+        value = self._fold_value(updated_node.value)
+        if value is None:
+            return updated_node
+        self.count("flags_folded")
+        return updated_node.with_changes(value=value)

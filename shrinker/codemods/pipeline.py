@@ -1,0 +1,221 @@
+"""Run codemods over files: one parse per file, each codemod in turn on the tree, one result per file.
+
+`transform_source` is the unit (libcst's TransformSuccess / TransformFailure / TransformSkip, as a
+FileResult): success = the code changed and compiles; skip = nothing changed; failure = a codemod
+raised, or the result does not compile (its code is then the ORIGINAL source: broken code is never
+handed back as a success). `transform_files` runs it over many files in worker processes.
+
+Codemods are found by NAME in CODEMODS (the names rules/<profile>.toml [[batches]].codemods use).
+`resolve_codemods` completes a batch's list with what the platform codemods need to leave no trace:
+fold_platform -> remove_dead_branches (the folded tests decide branches) and, after any platform
+codemod, remove_platform_imports (imports only the removed code used); the platform group runs in
+its canonical order at the place of its first member, other codemods keep the order given.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Literal, Optional, Sequence
+
+import libcst as cst
+from libcst.codemod import SkipFile
+
+from shrinker.codemods.base import ShrinkCodemod, new_context
+from shrinker.codemods.dead_branches import RemoveDeadBranches
+from shrinker.codemods.fold_platform import FoldPlatformPredicates
+from shrinker.codemods.inputs import CodemodInputs
+from shrinker.codemods.platform_imports import RemovePlatformPackageImports
+from shrinker.codemods.platform_methods import RemovePlatformMethods
+from shrinker.console import progress
+from shrinker.errors import ShrinkError
+
+CODEMODS: dict[str, type[ShrinkCodemod]] = {
+    cls.NAME: cls
+    for cls in (FoldPlatformPredicates, RemoveDeadBranches, RemovePlatformMethods, RemovePlatformPackageImports)
+}
+
+# Modules of codemods written alongside these; each may be absent while it is being written.
+_OPTIONAL_MODULES = ("removed_imports", "registries", "cli_choices", "unused_names")
+
+
+def _load_optional() -> None:
+    for short in _OPTIONAL_MODULES:
+        name = f"shrinker.codemods.{short}"
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        for obj in vars(module).values():
+            if (isinstance(obj, type) and issubclass(obj, ShrinkCodemod) and obj.__module__ == name
+                    and obj.NAME):
+                CODEMODS.setdefault(obj.NAME, obj)
+
+
+_load_optional()
+
+PLATFORM_GROUP = ("fold_platform", "remove_dead_branches", "remove_platform_methods", "remove_platform_imports")
+_IMPLIES = {
+    "fold_platform": ("remove_dead_branches", "remove_platform_imports"),
+    "remove_dead_branches": ("remove_platform_imports",),
+    "remove_platform_methods": ("remove_platform_imports",),
+}
+
+
+def resolve_codemods(names: Sequence[str]) -> list[str]:
+    """The codemods to run, in order (see the module docstring); unknown names are a ShrinkError."""
+    unknown = [n for n in names if n not in CODEMODS]
+    if unknown:
+        raise ShrinkError(f"unknown codemod(s): {', '.join(unknown)} (known: {', '.join(sorted(CODEMODS))})")
+    wanted = set(names)
+    for name in names:
+        wanted.update(_IMPLIES.get(name, ()))
+    order: list[str] = []
+    for name in names:
+        if name in PLATFORM_GROUP:
+            if not any(n in order for n in PLATFORM_GROUP):
+                order.extend(n for n in PLATFORM_GROUP if n in wanted)
+        elif name not in order:
+            order.append(name)
+    return order
+
+
+@dataclass
+class FileResult:
+    """What happened to one file (libcst's TransformSuccess / TransformFailure / TransformSkip)."""
+
+    path: str
+    status: Literal["success", "failure", "skip"]
+    code: str  # the new code on success, the original source otherwise
+    changes: dict[str, int] = field(default_factory=dict)  # "<codemod>.<what>" -> count
+    findings: list[str] = field(default_factory=list)  # "path:line: message"
+    error: str = ""
+    seconds: float = 0.0
+
+    def changed_by(self, name: str) -> int:
+        return sum(n for key, n in self.changes.items() if key.split(".", 1)[0] == name)
+
+
+def transform_source(source: str, *, path: str, module: str, inputs: CodemodInputs,
+                     codemods: Sequence[str]) -> FileResult:
+    """Run `codemods` (names, see resolve_codemods) over one file's source, parsed once."""
+    start = time.perf_counter()
+    names = resolve_codemods(codemods)
+    active = [CODEMODS[n] for n in names if CODEMODS[n].wants(source, inputs)]
+    result = FileResult(path=path, status="skip", code=source)
+    if not active:
+        return result
+    try:
+        tree = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        result.status, result.error = "failure", f"does not parse: {str(exc).splitlines()[0]}"
+        return _timed(result, start)
+    for cls in active:
+        codemod = cls(new_context(path, module), inputs)
+        try:
+            tree = codemod.transform_module(tree)
+        except SkipFile:
+            continue
+        except Exception as exc:  # a codemod bug must not take the run down: the file fails
+            result.findings.extend(codemod.findings)
+            result.status, result.error = "failure", f"{cls.NAME}: {type(exc).__name__}: {exc}"
+            return _timed(result, start)
+        result.findings.extend(codemod.findings)
+        for what, n in codemod.changes.items():
+            result.changes[f"{cls.NAME}.{what}"] = result.changes.get(f"{cls.NAME}.{what}", 0) + n
+    code = tree.code
+    if code == source:
+        return _timed(result, start)
+    try:
+        compile(code, path, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        result.status = "failure"
+        result.error = f"does not compile after {'+'.join(c.NAME for c in active)}: line {exc.lineno}: {exc.msg}"
+        return _timed(result, start)
+    result.status, result.code = "success", code
+    return _timed(result, start)
+
+
+def _timed(result: FileResult, start: float) -> FileResult:
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Many files, in worker processes.
+
+@dataclass(frozen=True)
+class FileItem:
+    """A file to transform: its path, dotted module name, and its source (read from path if None)."""
+
+    path: str
+    module: str
+    source: Optional[str] = None
+
+
+_WORKER: dict = {}
+
+
+def _init_worker(inputs: CodemodInputs, codemods: Sequence[str]) -> None:
+    _WORKER["inputs"], _WORKER["codemods"] = inputs, list(codemods)
+
+
+def _run_chunk(chunk: list[tuple[int, FileItem]]) -> list[tuple[int, FileResult]]:
+    inputs, codemods = _WORKER["inputs"], _WORKER["codemods"]
+    out = []
+    for index, item in chunk:
+        source = item.source if item.source is not None else Path(item.path).read_text(encoding="utf-8")
+        out.append((index, transform_source(source, path=item.path, module=item.module,
+                                            inputs=inputs, codemods=codemods)))
+    return out
+
+
+def transform_files(items: Iterable[FileItem], inputs: CodemodInputs, codemods: Sequence[str],
+                    jobs: int = 2, chunk_size: int = 8,
+                    description: str = "codemods") -> list[FileResult]:
+    """Transform many files (results in the order of `items`); nothing is written."""
+    items = list(items)
+    resolve_codemods(codemods)  # bad names fail here, once, before any worker starts
+    indexed = list(enumerate(items))
+    chunks = [indexed[i:i + chunk_size] for i in range(0, len(indexed), chunk_size)]
+    results: list[Optional[FileResult]] = [None] * len(items)
+    with progress(description, total=len(items)) as advance:
+        if jobs <= 1 or len(chunks) <= 1:
+            _init_worker(inputs, codemods)
+            for chunk in chunks:
+                for index, res in _run_chunk(chunk):
+                    results[index] = res
+                advance(len(chunk))
+        else:
+            with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker,
+                                     initargs=(inputs, list(codemods))) as pool:
+                futures = [pool.submit(_run_chunk, chunk) for chunk in chunks]
+                for future in as_completed(futures):
+                    done = future.result()
+                    for index, res in done:
+                        results[index] = res
+                    advance(len(done))
+    return [r for r in results if r is not None]
+
+
+def summarize(results: Sequence[FileResult]) -> dict:
+    """Counts for a report: files per status, changes per codemod, findings, failures."""
+    changes: dict[str, int] = {}
+    for res in results:
+        for key, n in res.changes.items():
+            changes[key] = changes.get(key, 0) + n
+    return {
+        "files": len(results),
+        "success": sum(r.status == "success" for r in results),
+        "skip": sum(r.status == "skip" for r in results),
+        "failure": sum(r.status == "failure" for r in results),
+        "changes": dict(sorted(changes.items())),
+        "findings": sum(len(r.findings) for r in results),
+        "failures": [f"{r.path}: {r.error}" for r in results if r.status == "failure"],
+        "seconds": round(sum(r.seconds for r in results), 2),
+    }
