@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 console = Console(stderr=True)
-out = Console()
+out = Console(width=None if Console().is_terminal else 120)
 
 
 @contextmanager

@@ -72,7 +72,7 @@ def _decorator(g: ImportGraph, reg: Registry, view: RegistryView) -> None:
     facts = _require_module(g, reg.module, f"registry {reg.name}")
     found = {key for deco, key, _ in facts.registry_defs if deco == reg.decorator}
     if not found:
-        raise ShrinkError(f"registry {reg.name}: no @{reg.decorator}("key") functions in {reg.module}")
+        raise ShrinkError(f"registry {reg.name}: no @{reg.decorator}(KEY) functions in {reg.module}")
     _check_keys(reg, found)
     view.all_keys[reg.name] = found
     view.removed_keys[reg.name] = found - set(reg.keep)

@@ -1,0 +1,33 @@
+# shrinker — every target makes its own environment (.venv) first.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup plan test test-fast bench clean-cache
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)  ## create .venv with shrinker and its dependencies
+
+plan: $(STAMP)  ## the main job: fetch the pinned upstream, plan, apply every batch, verify
+	$(BIN)/shrink upstream fetch
+	$(BIN)/shrink plan
+	@if $(BIN)/shrink --help | grep -q ' apply '; then $(BIN)/shrink apply --all; fi
+	@if $(BIN)/shrink --help | grep -q ' verify '; then $(BIN)/shrink verify; fi
+
+test: $(STAMP)  ## all tests (integration tests download the pinned upstream once, cached)
+	$(BIN)/pytest -q
+
+test-fast: $(STAMP)  ## unit tests only (no upstream download)
+	$(BIN)/pytest -q -m "not upstream"
+
+bench: $(STAMP)  ## speed and memory figures into reports/bench/
+	$(BIN)/python -m shrinker.bench
+
+clean-cache:  ## drop parse caches (keeps the downloaded upstream)
+	rm -rf upstream/cache/parse

@@ -1,0 +1,78 @@
+"""Cut the removals into the ordered batches the rules define, and name the codemod targets of each."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from shrinker.graph.build import ImportGraph
+from shrinker.graph.records import Decision
+from shrinker.plan.reach import Reach
+from shrinker.rules.schema import Rules
+
+
+@dataclass
+class BatchPlan:
+    number: int
+    name: str
+    risk: str
+    description: str
+    delete: list[str] = field(default_factory=list)  # tree paths
+    codemods: dict[str, list[str]] = field(default_factory=dict)  # codemod → kept tree paths
+    lines: int = 0
+
+    def to_dict(self) -> dict:
+        return {"number": self.number, "name": self.name, "risk": self.risk, "description": self.description,
+                "files": len(self.delete), "lines": self.lines, "delete": self.delete,
+                "codemods": [{"name": k, "files": v} for k, v in self.codemods.items()]}
+
+
+def _matches(batch_categories: list[str], category: str) -> bool:
+    return any(category == c or category.startswith(c + ":") for c in batch_categories)
+
+
+def _platform_pattern(rules: Rules) -> re.Pattern:
+    """A cheap text pre-filter: files that name a predicate, platform method or platform package."""
+    words = []
+    for pred in rules.platform.predicates:
+        words.append(re.escape(pred.name).replace(r"\*", r"\w*"))
+    words += [re.escape(m) for m in rules.platform.methods]
+    words += [re.escape(p) for p in rules.platform.packages]
+    strings = "|".join(re.escape(s) for s in rules.platform.strings.strings)
+    return re.compile(rf"\b(?:{'|'.join(words)})\b|[\"'](?:{strings})[\"']")
+
+
+def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Decision]) -> list[BatchPlan]:
+    batches = [BatchPlan(i + 1, b.name, b.risk, b.description) for i, b in enumerate(rules.batches)]
+    module_of = {p: m for m, p in g.module_path.items() if p}
+    deleted_in: dict[str, int] = {}
+    for d in decisions:
+        if d.keep:
+            continue
+        index = next((i for i, b in enumerate(rules.batches) if _matches(b.categories, d.rule)), len(batches) - 1)
+        batches[index].delete.append(d.path)
+        batches[index].lines += d.lines
+        if d.path in module_of:
+            deleted_in[module_of[d.path]] = index
+    kept_modules = [m for m in reach.kept if g.module_path.get(m)]
+    platform_re = _platform_pattern(rules)
+    registry_modules = {r.module for r in rules.registries if r.module}
+    for i, spec in enumerate(rules.batches):
+        targets: dict[str, list[str]] = {}
+        for codemod in spec.codemods:
+            if codemod == "remove_dead_imports":
+                # Kept files that import a module this batch deletes.
+                files = sorted({g.module_path[u] for m, idx in deleted_in.items() if idx == i
+                                for u, _ in g.importers(m) if u in reach.kept and g.module_path.get(u)})
+            elif codemod in ("fold_platform", "remove_platform_methods"):
+                files = sorted(g.module_path[m] for m in kept_modules
+                               if platform_re.search((g.tree / g.module_path[m]).read_text(errors="replace")))
+            elif codemod in ("prune_registries", "prune_cli_choices"):
+                files = sorted(g.module_path[m] for m in registry_modules if m in reach.kept)
+            else:
+                files = sorted(g.module_path[m] for m in kept_modules)
+            targets[codemod] = files
+        batches[i].codemods = targets
+    for b in batches:
+        b.delete.sort()
+    return batches

@@ -1,0 +1,71 @@
+"""CLI commands of the plan stage: `shrink plan` and `shrink why`."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from shrinker.console import out
+
+
+def _summary_table(summary: dict) -> Table:
+    table = Table(title=f"plan {summary['profile']} · {summary['upstream']}", show_lines=False)
+    for col in ("area", "files", "kept", "kept lines", "removed", "removed lines", "kept %"):
+        table.add_column(col, justify="right" if col != "area" else "left", no_wrap=True)
+    rows = list(summary["by_area"].items()) + [("TOTAL", summary["total"])]
+    for area, row in rows:
+        pct = f"{100 * row['kept_lines'] / row['lines']:.0f}%" if row["lines"] else "-"
+        table.add_row(area, str(row["files"]), str(row["kept_files"]), f"{row['kept_lines']:,}",
+                      str(row["removed_files"]), f"{row['removed_lines']:,}", pct)
+    return table
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("plan")
+    def plan(
+        profile: str = typer.Option("deepseek", "--profile", "-p", help="Rules profile (rules/<profile>.toml)."),
+        spec: Optional[str] = typer.Option(None, "--upstream", help="Upstream spec (default: the pin)."),
+        jobs: int = typer.Option(2, "--jobs", "-j", help="Parser processes."),
+    ) -> None:
+        """Trace the import graph from the roots and write keep/remove manifests and batches."""
+        from shrinker.plan.report import write_plan_report
+        from shrinker.plan.run import make_plan
+
+        result = make_plan(profile, spec, jobs=jobs)
+        report = write_plan_report(result)
+        out.print(_summary_table(result.summary))
+        s = result.graph.stats
+        out.print(f"parsed {s.parsed} files, {s.cached} from cache, {s.errors} parse errors, "
+                  f"{result.seconds:.1f}s · manifests in {result.manifest_dir} · report {report}")
+
+    @app.command("why")
+    def why(
+        target: str = typer.Argument(..., help="A path (sglang/srt/x.py or python/sglang/...) or a module."),
+        profile: str = typer.Option("deepseek", "--profile", "-p"),
+        spec: Optional[str] = typer.Option(None, "--upstream", help="Upstream spec (default: the pin)."),
+    ) -> None:
+        """Why a file is kept (shortest import chain from a root) or removed (which rule)."""
+        from shrinker.plan.run import analyse
+        from shrinker.plan.why import explain
+        from shrinker.rules.load import load_rules
+        from shrinker.upstream import load
+
+        up = load(spec)
+        graph, reach, decisions, _ = analyse(up, load_rules(profile))
+        ans = explain(graph, reach, decisions, target)
+        verdict = "[green]kept[/]" if ans.kept else "[red]removed[/]"
+        out.print(f"{ans.path}: {verdict} — {ans.reason}")
+        if ans.chain:
+            out.print("shortest import chain from a root:")
+            for i, (module, path, line) in enumerate(ans.chain):
+                at = f"  (line {line} imports the next)" if line else ""
+                out.print(f"  {'  ' * min(i, 12)}{module}  [dim]{path}[/]{at}")
+        elif not ans.kept:
+            kept_importers = [m for m in ans.importers if m in reach.kept]
+            removed_importers = [m for m in ans.importers if m not in reach.kept]
+            out.print(f"kept importers: {', '.join(kept_importers[:8]) or 'none'}")
+            out.print(f"removed importers: {', '.join(removed_importers[:8]) or 'none'}"
+                      + (f" (+{len(removed_importers) - 8})" if len(removed_importers) > 8 else ""))
+

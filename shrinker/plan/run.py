@@ -1,0 +1,73 @@
+"""`shrink plan`: upstream → graph → reachability → decisions → batches → manifests + report."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from shrinker import paths
+from shrinker.graph.build import ImportGraph, build_graph
+from shrinker.graph.records import Decision
+from shrinker.plan.batches import BatchPlan, make_batches
+from shrinker.plan.decide import decide
+from shrinker.plan.manifests import summarize, write_manifests
+from shrinker.plan.reach import Reach, compute_reach
+from shrinker.rules.load import load_rules
+from shrinker.rules.schema import Rules
+from shrinker.upstream import Upstream, load
+
+
+@dataclass
+class PlanResult:
+    upstream: Upstream
+    rules: Rules
+    graph: ImportGraph
+    reach: Reach
+    decisions: list[Decision]
+    batches: list[BatchPlan]
+    summary: dict
+    manifest_dir: Path
+    seconds: float
+
+
+def analyse(upstream: Upstream, rules: Rules, *, jobs: int = 2) -> tuple[ImportGraph, Reach, list[Decision], list[BatchPlan]]:
+    """The whole decision without writing anything (regen and tests use it on other trees)."""
+    graph = build_graph(upstream.root, jobs=jobs)
+    reach = compute_reach(graph, rules)
+    decisions, _ = decide(graph, reach, rules)
+    batches = make_batches(graph, reach, rules, decisions)
+    return graph, reach, decisions, batches
+
+
+def plan_extra(reach: Reach) -> dict:
+    """What apply's codemods need beyond the file lists: removed registry keys and the cut imports."""
+    return {
+        "removed_registry_keys": {k: sorted(v) for k, v in sorted(reach.registries.removed_keys.items())},
+        "cuts": [{"importer": u, "removed": v, "line": line, "why": why}
+                 for u, v, line, why in sorted(reach.cuts)],
+    }
+
+
+def make_plan(profile: str = "deepseek", spec: str | None = None, *, jobs: int = 2,
+              out_dir: Path | None = None) -> PlanResult:
+    start = time.perf_counter()
+    upstream = load(spec)
+    rules = load_rules(profile)
+    graph, reach, decisions, batches = analyse(upstream, rules, jobs=jobs)
+    summary = summarize(decisions, upstream.spec, upstream.version, profile)
+    out_dir = out_dir or paths.manifests_dir(profile, upstream.version)
+    write_manifests(out_dir, decisions, batches, summary, plan_extra(reach))
+    seconds = time.perf_counter() - start
+    return PlanResult(upstream, rules, graph, reach, decisions, batches, summary, out_dir, seconds)
+
+
+def load_batches(profile: str, version: str) -> dict:
+    """The committed batches.json of a plan (apply reads it)."""
+    from shrinker.errors import ShrinkError
+
+    path = paths.manifests_dir(profile, version) / "batches.json"
+    if not path.exists():
+        raise ShrinkError(f"no plan for {profile} v{version}: run `shrink plan` first")
+    return json.loads(path.read_text())

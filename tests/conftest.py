@@ -1,0 +1,57 @@
+"""Shared fixtures: the hand-written mini tree, and the real pinned upstream (integration tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shrinker.graph.cache import FactsCache
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MINITREE = FIXTURES / "minitree"
+
+
+class FakeUpstream:
+    """What the plan stage reads of an Upstream: a tree root, a spec and a version."""
+
+    def __init__(self, root: Path, spec: str = "fixture", version: str = "0"):
+        self.root, self.spec, self.version, self.commit = root, spec, version, "0" * 40
+
+
+@pytest.fixture
+def mini_rules():
+    from shrinker.rules.load import load_rules
+
+    return load_rules(path=MINITREE / "rules.toml")
+
+
+@pytest.fixture
+def mini_plan(mini_rules, tmp_path):
+    from shrinker.graph.build import build_graph
+    from shrinker.plan.batches import make_batches
+    from shrinker.plan.decide import decide
+    from shrinker.plan.reach import compute_reach
+
+    graph = build_graph(MINITREE, jobs=1, cache=FactsCache(tmp_path / "facts.pickle"))
+    reach = compute_reach(graph, mini_rules)
+    decisions, category = decide(graph, reach, mini_rules)
+    batches = make_batches(graph, reach, mini_rules, decisions)
+    return {"graph": graph, "reach": reach, "decisions": {d.path: d for d in decisions},
+            "category": category, "batches": batches, "rules": mini_rules}
+
+
+@pytest.fixture(scope="session")
+def real_upstream():
+    """The pinned v0.5.16, fetched once (downloads ~15 MB the first time; no kernel wheel)."""
+    from shrinker.errors import ShrinkError
+    from shrinker.upstream import fetch, load
+
+    try:
+        return load("pypi:sglang==0.5.16")
+    except ShrinkError:
+        pass
+    try:
+        return fetch("pypi:sglang==0.5.16", with_kernel=False, pin=False)
+    except ShrinkError as exc:
+        pytest.skip(f"upstream not available: {exc}")

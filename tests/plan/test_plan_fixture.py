@@ -1,0 +1,135 @@
+"""Keep/remove decisions on the mini tree: one assertion per mechanism the planner must judge."""
+
+import pytest
+
+from shrinker.errors import ShrinkError
+
+
+def P(rel):
+    return f"python/pkg/{rel}"
+
+
+def test_roots_and_their_imports_are_kept(mini_plan):
+    d = mini_plan["decisions"]
+    assert d[P("server.py")].keep and d[P("server.py")].code == "root"
+    assert d[P("layers/attention_registry.py")].keep
+    assert "imported by pkg.server" in d[P("layers/attention_registry.py")].reason
+
+
+def test_type_checking_import_keeps_nothing(mini_plan):
+    d = mini_plan["decisions"][P("typing_only.py")]
+    assert not d.keep and "TYPE_CHECKING" in d.reason
+
+
+def test_try_import_is_followed(mini_plan):
+    assert mini_plan["decisions"][P("optional_fast.py")].keep
+
+
+def test_platform_guarded_imports(mini_plan):
+    d = mini_plan["decisions"]
+    assert not d[P("rocm_only.py")].keep and d[P("rocm_only.py")].code == "platform_guard"
+    assert d[P("cuda_graph.py")].keep  # the else branch is the CUDA path
+    npu = d[P("npu/graph_runner.py")]
+    assert not npu.keep and npu.code == "rule" and "NPU backend" in npu.reason
+
+
+def test_model_registry_keeps_only_kept_architectures(mini_plan):
+    d = mini_plan["decisions"]
+    assert d[P("models/deepseek.py")].keep
+    llama = d[P("models/llama.py")]
+    assert not llama.keep and "LlamaForCausalLM" in llama.reason and llama.rule == "registry:models"
+    # A helper only the removed model used goes in the same batch as that model.
+    assert mini_plan["category"]["pkg.models.llama_helper"] == "registry:models"
+    assert d[P("configs/deepseek_config.py")].keep  # relative import from a namespace package
+
+
+def test_decorator_registry_drops_removed_keys(mini_plan):
+    d = mini_plan["decisions"]
+    assert d[P("layers/attention/triton_backend.py")].keep
+    ascend = d[P("layers/attention/ascend_backend.py")]
+    assert not ascend.keep and "'ascend'" in ascend.reason
+    assert mini_plan["reach"].registries.removed_keys["attention_backends"] == {"ascend"}
+
+
+def test_dict_registry_drops_imports_of_removed_keys(mini_plan):
+    d = mini_plan["decisions"]
+    assert d[P("quant_fp8.py")].keep
+    assert not d[P("quant_gguf.py")].keep and "quantization" in d[P("quant_gguf.py")].reason
+
+
+def test_strings_keep_their_modules(mini_plan):
+    d = mini_plan["decisions"]
+    assert d[P("hooks.py")].keep  # "pkg.hooks:install"
+    assert d[P("backends_lazy.py")].keep  # LazyImport
+    assert d[P("kernels/ops/norm.py")].keep and d[P("kernels/ops/rope.py")].keep  # f-string import_module
+    assert not d[P("kernels/ops/orphan.py")].keep
+
+
+def test_unreachable_and_data_files(mini_plan):
+    d = mini_plan["decisions"]
+    assert not d[P("unused_helper.py")].keep and d[P("unused_helper.py")].code == "unreachable"
+    cfg = d[P("kernels/ops/configs/E=8.json")]
+    assert cfg.keep and "pkg.kernels.ops" in cfg.reason
+    assert d["python/pyproject.toml"].keep
+
+
+def test_parse_error_file_is_kept_as_is(mini_plan):
+    d = mini_plan["decisions"][P("broken.py")]
+    assert d.keep and d.code == "parse_error"
+
+
+def test_cut_imports_are_listed_for_the_codemods(mini_plan):
+    # Nothing kept imports pkg.npu unguarded: the only import is under `if is_npu()`.
+    assert all(v != "pkg.npu.graph_runner" for _, v, _, _ in mini_plan["reach"].cuts)
+
+
+def test_batches_take_removals_in_rule_order(mini_plan):
+    b = {x.name: x for x in mini_plan["batches"]}
+    assert P("models/llama.py") in b["other models"].delete
+    assert P("npu/graph_runner.py") in b["platforms"].delete
+    assert P("unused_helper.py") in b["rest"].delete
+    assert P("server.py") in b["platforms"].codemods["fold_platform"]
+    every = [p for x in mini_plan["batches"] for p in x.delete]
+    assert len(every) == len(set(every))
+    assert all(not mini_plan["decisions"][p].keep for p in every)
+
+
+def test_why_gives_chain_from_a_root(mini_plan):
+    from shrinker.plan.why import explain
+
+    ans = explain(mini_plan["graph"], mini_plan["reach"], list(mini_plan["decisions"].values()),
+                  "pkg/layers/attention/triton_backend.py")
+    assert ans.kept
+    assert [m for m, _, _ in ans.chain] == ["pkg.server", "pkg.layers.attention_registry",
+                                             "pkg.layers.attention.triton_backend"]
+    assert ans.chain[0][2] > 0  # the line of the import in the root
+    gone = explain(mini_plan["graph"], mini_plan["reach"], list(mini_plan["decisions"].values()), "pkg.models.llama")
+    assert not gone.kept and gone.chain == []
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("pkg.server", "pkg.servr"), "unknown root 'pkg.servr' (closest: pkg.server"),
+    (('keep = ["triton"]', 'keep = ["trition"]'), "unknown key 'trition' (closest: triton"),
+    (('keep = ["DeepseekForCausalLM"]', 'keep = ["DeepSeekForCausalLM"]'), "unknown architecture"),
+])
+def test_bad_rules_are_one_line_errors_naming_the_closest(mini_plan, tmp_path, edit, message):
+    from shrinker.plan.reach import compute_reach
+    from shrinker.rules.load import load_rules
+    from tests.conftest import MINITREE
+
+    text = (MINITREE / "rules.toml").read_text().replace(*edit)
+    path = tmp_path / "rules.toml"
+    path.write_text(text)
+    with pytest.raises(ShrinkError) as err:
+        compute_reach(mini_plan["graph"], load_rules(path=path))
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_schema_errors_name_the_field(tmp_path):
+    from shrinker.rules.load import load_rules
+    from tests.conftest import MINITREE
+
+    path = tmp_path / "rules.toml"
+    path.write_text((MINITREE / "rules.toml").read_text().replace('risk = "low"', 'risk = "tiny"'))
+    with pytest.raises(ShrinkError, match=r"batches\.0\.risk"):
+        load_rules(path=path)
