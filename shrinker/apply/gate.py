@@ -1,0 +1,66 @@
+"""The gate after each batch: what must hold before a batch is committed.
+
+Always: the codemods failed on no file, left no finding (a removed name still used), and no import in
+the tree names a module that is not there. When the verify stage is installed, its static checks run
+too (`shrink verify` runs the full set, including the differential import check).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shrinker.graph.build import build_graph
+from shrinker.graph.records import MODULE
+
+
+@dataclass
+class GateResult:
+    passed: bool
+    checks: dict[str, int] = field(default_factory=dict)  # check → problems found
+    findings: list[str] = field(default_factory=list)
+
+    def add(self, check: str, findings: list[str]) -> None:
+        self.checks[check] = len(findings)
+        self.findings.extend(f"[{check}] {f}" for f in findings)
+        if findings:
+            self.passed = False
+
+
+def unresolved_imports(tree: Path, packages: list[str]) -> dict[tuple[str, str], str]:
+    """Imports of internal modules that do not exist in the tree, outside try/except ImportError.
+
+    Keyed by (path, target) so upstream's own dangling imports (e.g. an optional private package)
+    can be subtracted as a baseline. Parse results come from the shared cache.
+    """
+    g = build_graph(tree)
+    known = set(g.module_path)
+    out: dict[tuple[str, str], str] = {}
+    for facts in g.facts.values():
+        for imp in facts.imports:
+            if imp.target.split(".")[0] not in packages or imp.target in known or imp.where.try_import:
+                continue
+            scope = "" if imp.where.scope == MODULE else f" (in {imp.where.function or imp.where.scope})"
+            out[(facts.path, imp.target)] = f"{facts.path}:{imp.line}: imports missing module {imp.target}{scope}"
+    return out
+
+
+def run_gate(tree: Path, packages: list[str], codemod_failures: list[str], codemod_findings: list[str],
+             baseline: set[tuple[str, str]] = frozenset(), later: set[str] = frozenset(),
+             use_verify: bool = True) -> GateResult:
+    """`later`: paths a later batch deletes; they may still import what this batch removed."""
+    result = GateResult(passed=True)
+    result.add("codemod failures", codemod_failures)
+    result.add("removed names still used", codemod_findings)
+    missing = unresolved_imports(tree, packages)
+    result.add("imports of missing modules", sorted(v for k, v in missing.items()
+                                                       if k not in baseline and k[0] not in later))
+    if use_verify:
+        try:
+            from shrinker.verify.static import static_gate  # the verify stage, when present
+        except ImportError:
+            static_gate = None
+        if static_gate is not None:
+            for name, findings in static_gate(tree).items():
+                result.add(name, findings)
+    return result

@@ -1,0 +1,211 @@
+"""Apply batches to the work tree: delete files, run codemods, gate, then commit or roll back."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from shrinker import paths
+from shrinker.apply.gate import GateResult, run_gate, unresolved_imports
+from shrinker.apply.worktree import applied_batches, commit_all, open_worktree, roll_back
+from shrinker.codemods.inputs import CodemodInputs, Removed
+from shrinker.codemods.pipeline import FileItem, transform_files
+from shrinker.console import console
+from shrinker.errors import ShrinkError
+from shrinker.graph.discover import IMPORT_ROOTS, module_name
+from shrinker.graph.parse import count_lines
+from shrinker.plan.run import load_batches
+from shrinker.rules.load import load_rules
+from shrinker.upstream import load
+
+
+@dataclass
+class BatchOutcome:
+    number: int
+    name: str
+    files_deleted: int = 0
+    files_edited: int = 0
+    lines_removed: int = 0
+    gate: str = "not run"
+    commit: str = ""
+    seconds: float = 0.0
+    codemods: dict = field(default_factory=dict)
+    findings: list[str] = field(default_factory=list)
+    diff: str = ""
+
+
+def module_of(path: str) -> str:
+    for root in sorted(IMPORT_ROOTS, key=len, reverse=True):
+        if path.startswith(root + "/") and path.endswith(".py"):
+            return module_name(path[len(root) + 1:])[0]
+    return ""
+
+
+def python_lines(tree: Path) -> int:
+    total = 0
+    for root in IMPORT_ROOTS:
+        base = tree / root
+        if base.is_dir():
+            total += sum(count_lines(p.read_text(errors="replace")) for p in base.rglob("*.py"))
+    return total
+
+
+def _removed_through(plan: dict, number: int) -> Removed:
+    modules = {module_of(p) for b in plan["batches"][:number] for p in b["delete"]}
+    modules.discard("")
+    keys = {k: frozenset(v) for k, v in plan.get("removed_registry_keys", {}).items()}
+    return Removed(modules=frozenset(modules), registry_keys=keys)
+
+
+def _deleted_after(plan: dict, number: int) -> set[str]:
+    return {p for b in plan["batches"][number:] for p in b["delete"]}
+
+
+def _codemod_work(batch: dict, tree: Path) -> dict[tuple[str, ...], list[str]]:
+    """Group target files by the exact codemod list they get (one pipeline run per group)."""
+    per_file: dict[str, list[str]] = defaultdict(list)
+    for entry in batch["codemods"]:
+        for path in entry["files"]:
+            if (tree / path).exists():
+                per_file[path].append(entry["name"])
+    groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for path, names in per_file.items():
+        groups[tuple(names)].append(path)
+    return groups
+
+
+def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dry_run: bool,
+              baseline: set, use_verify: bool) -> BatchOutcome:
+    batch = plan["batches"][number - 1]
+    outcome = BatchOutcome(number, batch["name"])
+    start = time.perf_counter()
+    before = {p: count_lines((tree / p).read_text(errors="replace")) for p in batch["delete"]
+              if p.endswith(".py") and (tree / p).exists()}
+    for path in batch["delete"]:
+        target = tree / path
+        if target.exists():
+            target.unlink()
+            outcome.files_deleted += 1
+    inputs = CodemodInputs(rules=rules, removed=_removed_through(plan, number))
+    failures, findings = [], []
+    edited_removed = 0
+    for names, files in sorted(_codemod_work(batch, tree).items()):
+        items = [FileItem(path=str(tree / p), module=module_of(p)) for p in sorted(files)]
+        results = transform_files(items, inputs, list(names), jobs=jobs,
+                                  description=f"batch {number}: {'+'.join(names)}")
+        for res in results:
+            rel = Path(res.path).relative_to(tree).as_posix()
+            outcome.codemods.setdefault("+".join(names), {"files": 0, "success": 0, "failure": 0})
+            stats = outcome.codemods["+".join(names)]
+            stats["files"] += 1
+            stats[res.status if res.status != "skip" else "files"] += 0 if res.status == "skip" else 1
+            if res.status == "failure":
+                failures.append(f"{rel}: {res.error}")
+            findings.extend(res.findings)
+            if res.status == "success":
+                old = count_lines(Path(res.path).read_text(errors="replace"))
+                Path(res.path).write_text(res.code)
+                edited_removed += old - count_lines(res.code)
+                outcome.files_edited += 1
+    outcome.lines_removed = sum(before.values()) + edited_removed
+    gate: GateResult = run_gate(tree, [rules.profile.package, *rules.profile.extra_packages], failures,
+                                findings, baseline, later=_deleted_after(plan, number), use_verify=use_verify)
+    outcome.findings = gate.findings
+    outcome.seconds = round(time.perf_counter() - start, 2)
+    if dry_run:
+        outcome.diff = repo.git.diff()
+        outcome.gate = "passed" if gate.passed else "failed"
+        roll_back(repo)
+        return outcome
+    if gate.passed:
+        outcome.gate = "passed"
+        message = (f"shrink: batch {number} — {batch['name']}\n\n"
+                   f"deleted {outcome.files_deleted} files, edited {outcome.files_edited}, "
+                   f"removed {outcome.lines_removed} non-blank Python lines; gate passed")
+        outcome.commit = commit_all(repo, message)
+    else:
+        outcome.gate = "failed"
+        roll_back(repo)
+    return outcome
+
+
+def _write_batch_failure(report_dir: Path, outcome: BatchOutcome) -> Path:
+    path = report_dir / f"batch-{outcome.number}.md"
+    lines = [f"# Batch {outcome.number} ({outcome.name}): gate failed, rolled back", "",
+             "The work tree stays at the previous commit. Failing checks:", ""]
+    lines += [f"- {f}" for f in outcome.findings[:500]]
+    if len(outcome.findings) > 500:
+        lines.append(f"- ... and {len(outcome.findings) - 500} more")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: int, tree_lines: int,
+                        spec: str) -> None:
+    removed = upstream_lines - tree_lines
+    data = {"upstream": spec, "batches": outcomes,
+            "totals": {"upstream_python_lines": upstream_lines, "tree_python_lines": tree_lines,
+                       "removed_lines": removed,
+                       "removed_fraction": round(removed / upstream_lines, 4) if upstream_lines else 0.0}}
+    (report_dir / "apply.json").write_text(json.dumps(data, indent=1) + "\n")
+    lines = [f"# Apply: {spec}", "",
+             f"Non-blank Python lines: upstream {upstream_lines:,}, work tree {tree_lines:,}, removed {removed:,} "
+             f"({100 * data['totals']['removed_fraction']:.1f} %).", "",
+             "| # | batch | deleted | edited | lines removed | gate | commit | seconds |",
+             "|---:|---|---:|---:|---:|---|---|---:|"]
+    for o in outcomes:
+        lines.append(f"| {o['number']} | {o['name']} | {o['files_deleted']} | {o['files_edited']} | "
+                     f"{o['lines_removed']:,} | {o['gate']} | {o['commit'][:10]} | {o['seconds']} |")
+    (report_dir / "apply.md").write_text("\n".join(lines) + "\n")
+
+
+def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_batches: bool = False,
+                  dry_run: bool = False, reset: bool = False, jobs: int = 2,
+                  use_verify: bool = True) -> list[BatchOutcome]:
+    upstream = load()
+    rules = load_rules(profile)
+    plan = load_batches(profile, upstream.version)
+    tree = paths.work_tree_dir(profile, upstream.version)
+    repo = open_worktree(tree, upstream.root, upstream.commit, reset=reset)
+    done = applied_batches(repo)
+    total = len(plan["batches"])
+    if all_batches:
+        todo = list(range(len(done) + 1, total + 1))
+    elif batch is not None:
+        if batch < 1 or batch > total:
+            raise ShrinkError(f"no batch {batch}: the plan has batches 1..{total}")
+        if batch in done:
+            raise ShrinkError(f"batch {batch} is already applied (applied: {done}); use --reset to start over")
+        if batch != len(done) + 1:
+            raise ShrinkError(f"batch {batch} needs batches 1..{batch - 1} applied first (applied: {done or 'none'})")
+        todo = [batch]
+    else:
+        if reset:
+            return []
+        raise ShrinkError("say which: --batch N, --all, or --reset")
+    report_dir = paths.reports_dir(profile, upstream.version)
+    report_dir.mkdir(parents=True, exist_ok=True)
+    baseline = set(unresolved_imports(upstream.root, [rules.profile.package, *rules.profile.extra_packages]))
+    outcomes: list[BatchOutcome] = []
+    for number in todo:
+        console.print(f"[bold]batch {number}[/] {plan['batches'][number - 1]['name']} ...")
+        outcome = apply_one(repo, tree, plan, number, rules, jobs=jobs, dry_run=dry_run,
+                            baseline=baseline, use_verify=use_verify)
+        outcomes.append(outcome)
+        if outcome.gate == "failed" and not dry_run:
+            _write_batch_failure(report_dir, outcome)
+            break
+    if not dry_run:
+        previous = {}
+        old = report_dir / "apply.json"
+        if old.exists() and not reset:
+            previous = {b["number"]: b for b in json.loads(old.read_text()).get("batches", [])}
+        for o in outcomes:
+            previous[o.number] = {k: v for k, v in asdict(o).items() if k not in ("diff", "findings")}
+            previous[o.number]["findings"] = len(o.findings)
+        kept = [previous[n] for n in sorted(previous) if n in applied_batches(repo) or previous[n]["gate"] == "failed"]
+        _write_apply_report(report_dir, kept, python_lines(upstream.root), python_lines(tree), upstream.spec)
+    return outcomes

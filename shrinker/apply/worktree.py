@@ -1,0 +1,61 @@
+"""The tool's own work tree: a git clone of the upstream cache on branch `deepseek-only`.
+
+The upstream cache is only ever read (cloned); every write goes to this clone, one commit per batch.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import git
+
+from shrinker.errors import ShrinkError
+
+BRANCH = "deepseek-only"
+_BATCH_SUBJECT = re.compile(r"^shrink: batch (\d+) ")
+AUTHOR = {"GIT_AUTHOR_NAME": "shrinker", "GIT_AUTHOR_EMAIL": "shrinker@localhost",
+          "GIT_COMMITTER_NAME": "shrinker", "GIT_COMMITTER_EMAIL": "shrinker@localhost"}
+
+
+def open_worktree(path: Path, upstream_root: Path, upstream_commit: str, *, reset: bool = False) -> git.Repo:
+    """Open the work tree, creating it (or re-creating it with reset=True) from the upstream commit."""
+    if reset and path.exists():
+        shutil.rmtree(path)
+    if not (path / ".git").exists():
+        if path.exists() and any(path.iterdir()):
+            raise ShrinkError(f"{path} exists and is not a shrinker work tree: move it away or use --reset")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        repo = git.Repo.clone_from(str(upstream_root), str(path), no_checkout=True)
+        repo.git.checkout("-q", "-b", BRANCH, upstream_commit)
+        return repo
+    repo = git.Repo(path)
+    first = repo.git.rev_list("--max-parents=0", "HEAD").split()[0]
+    if first != upstream_commit:
+        raise ShrinkError(f"{path} was made from another upstream ({first[:12]}, pin is {upstream_commit[:12]}): "
+                          "use --reset")
+    return repo
+
+
+def applied_batches(repo: git.Repo) -> list[int]:
+    """Batch numbers committed on the work tree, oldest first."""
+    numbers = []
+    for commit in repo.iter_commits("HEAD"):
+        m = _BATCH_SUBJECT.match(commit.summary)
+        if m:
+            numbers.append(int(m.group(1)))
+    return sorted(numbers)
+
+
+def commit_all(repo: git.Repo, message: str) -> str:
+    with repo.git.custom_environment(**AUTHOR):
+        repo.git.add("-A")
+        repo.git.commit("-q", "--no-verify", "--no-gpg-sign", "--allow-empty", "-m", message)
+    return repo.head.commit.hexsha
+
+
+def roll_back(repo: git.Repo) -> None:
+    """Back to the last commit: only ever run on the tool's own work tree."""
+    repo.git.reset("-q", "--hard", "HEAD")
+    repo.git.clean("-q", "-fd")
