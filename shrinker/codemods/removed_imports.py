@@ -107,30 +107,33 @@ def dead_aliases(stmt: ImportStmt, package: str | None, removed: Removed) -> lis
     return out
 
 
-class _ImportFinder(cst.CSTVisitor):
-    """Cheap pre-scan (no metadata): the dead import statements of a module."""
+def iter_statements(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    """Every statement under `node`, small ones included, without walking into expressions.
 
-    def __init__(self, package: str | None, removed: Removed):
-        self.package, self.removed = package, removed
-        self.dead: dict[ImportStmt, list[DeadAlias]] = {}
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        found = dead_aliases(node, self.package, self.removed)
-        if found:
-            self.dead[node] = found
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        found = dead_aliases(node, self.package, self.removed)
-        if found:
-            self.dead[node] = found
-        return False
+    A full visitor costs about as much as parsing; imports only ever sit in statement bodies.
+    """
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        for child in current.children:
+            if isinstance(child, (cst.BaseStatement, cst.BaseSuite, cst.BaseSmallStatement,
+                                  cst.ExceptHandler, cst.ExceptStarHandler, cst.Else, cst.Finally,
+                                  cst.MatchCase)):
+                if not isinstance(child, cst.BaseSuite):
+                    yield child
+                if not isinstance(child, cst.BaseSmallStatement):
+                    stack.append(child)
 
 
 def find_dead_imports(tree: cst.Module, package: str | None, removed: Removed) -> dict[ImportStmt, list[DeadAlias]]:
-    finder = _ImportFinder(package, removed)
-    tree.visit(finder)
-    return finder.dead
+    """The import statements of `tree` that import something removed, with the dead aliases."""
+    dead: dict[ImportStmt, list[DeadAlias]] = {}
+    for stmt in iter_statements(tree):
+        if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+            found = dead_aliases(stmt, package, removed)
+            if found:
+                dead[stmt] = found
+    return dead
 
 
 def _bound_names(alias: cst.ImportAlias, is_import: bool) -> set[str]:
@@ -327,6 +330,7 @@ class RemoveImportsOfRemovedModules(ContextAwareTransformer):
                         if isinstance(assignment, ImportAssignment) and assignment.node is stmt:
                             removed_assignments[assignment] = d
         seen: set[tuple[str, int]] = set()
+        uses: list[tuple[int, str]] = []
         for assignment, d in removed_assignments.items():
             for access in assignment.references:
                 if any(ref not in removed_assignments for ref in access.referents):
@@ -338,7 +342,8 @@ class RemoveImportsOfRemovedModules(ContextAwareTransformer):
                 if key in seen:
                     continue
                 seen.add(key)
-                self.findings.append(f"{location(self.context)}:{line}: {d.bound} {d.source} is still used")
+                uses.append((line, f"{location(self.context)}:{line}: {d.bound} {d.source} is still used"))
+        self.findings.extend(text for _, text in sorted(uses))
         global_scope = self.get_metadata(ScopeProvider, module, None)
         self._dead_names = {
             name for name in (d.bound for d in removed_assignments.values())

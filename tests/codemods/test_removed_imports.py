@@ -251,10 +251,10 @@ def test_removed_name_still_used_is_a_finding_with_file_and_line() -> None:
                          module="sglang.srt.model_executor.runner")
     assert "NPUGraphRunner" not in out.splitlines()[0]
     assert transform.findings == [
-        "sglang/srt/model_executor/runner.py:7: NPUGraphRunner from removed module "
-        "sglang.srt.hardware_backend.npu.graph_runner is still used",
         "sglang/srt/model_executor/runner.py:6: sglang.srt.hardware_backend.npu.utils from removed module "
         "sglang.srt.hardware_backend.npu.utils is still used",
+        "sglang/srt/model_executor/runner.py:7: NPUGraphRunner from removed module "
+        "sglang.srt.hardware_backend.npu.graph_runner is still used",
     ]
 
 
