@@ -59,30 +59,32 @@ def drop_elements(elements: Sequence[E], drop: Callable[[E], bool], lead: Ws | N
         if not flags[i]:
             out.append(el)
             continue
-        last = i == n - 1
-        after = _comma_ws(el)
-        if after is None:  # the last element, without a trailing comma: the closing side follows
-            after = tail if tail is not None else cst.SimpleWhitespace("")
-        # The whitespace before this element: on the previous kept element's comma, or `lead`.
-        if out:
-            before = _comma_ws(out[-1])
-            assert before is not None  # a non-last element always has a comma
-        else:
-            before = lead if lead is not None else cst.SimpleWhitespace("")
-        merged = _merge(before, after, next_exists=not last)
-        if last and not isinstance(el.comma, cst.Comma):  # type: ignore[attr-defined]
-            # The new last element takes the original's "no trailing comma"; its own trailing
-            # comment (if any) moves to the closing side.
-            if out:
-                prev = out[-1]
+        comma = el.comma  # type: ignore[attr-defined]
+        before = _comma_ws(out[-1]) if out else lead
+        if i == n - 1:
+            # The new last element takes over the removed one's trailing comma (or its absence);
+            # its own trailing comment moves to the closing side when a line break sits there.
+            if not out:
+                continue  # unreachable: all-dropped is handled above
+            prev = out[-1]
+            after = comma.whitespace_after if isinstance(comma, cst.Comma) else None
+            if isinstance(before, cst.ParenthesizedWhitespace) and isinstance(after, cst.ParenthesizedWhitespace):
+                out[-1] = _with_comma_ws(prev, _merge(before, after, next_exists=False))
+                continue
+            if isinstance(before, cst.ParenthesizedWhitespace) and isinstance(tail, cst.ParenthesizedWhitespace):
+                tail = tail.with_changes(first_line=before.first_line)
+            if after is None:
                 out[-1] = prev.with_changes(comma=cst.MaybeSentinel.DEFAULT)
-                if isinstance(merged, cst.ParenthesizedWhitespace) and tail is not None:
-                    tail = merged
+            else:
+                out[-1] = _with_comma_ws(prev, after)
             continue
+        # An inner element always has a comma; the whitespace after it leads to the next element.
+        merged = _merge(before if before is not None else cst.SimpleWhitespace(""),
+                        comma.whitespace_after, next_exists=True)
         if out:
             out[-1] = _with_comma_ws(out[-1], merged)
-        else:
-            lead = merged if lead is not None else lead
+        elif lead is not None:
+            lead = merged
     return out, lead, tail
 
 

@@ -67,7 +67,11 @@ class Registry(_Strict):
                    function keep nothing.
       dict:        a dict literal `variable` (or Class.attr) in `module`; imports of names used only as
                    values of removed keys keep nothing.
-      choices:     argparse `choices=` lists; pruned by the codemod stage only.
+      choices:     argparse `choices=` lists; pruned by the codemod stage only. `variable` names a
+                   list/tuple/set variable (`ATTENTION_BACKEND_CHOICES`) or an option (`mm_attention_backend`,
+                   `--mm-attention-backend`) whose inline `choices=[...]` is pruned.
+    A registry with `follows` drops the keys the plan removes from that other registry (a dict or
+    choices list that mirrors it, e.g. draft backend maps or CLI choices); the planner leaves it alone.
     """
 
     name: str
@@ -80,6 +84,7 @@ class Registry(_Strict):
     variable: str = ""
     keep: list[str] = Field(default_factory=list)
     keep_all_others: bool = Field(False, description="Keys not listed are unknown: keep them and report.")
+    follows: str = Field("", description="Drop the keys the plan removes from this other registry.")
     reason: str
 
 
