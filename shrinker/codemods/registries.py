@@ -28,13 +28,14 @@ from fnmatch import fnmatchcase
 from typing import Iterable
 
 import libcst as cst
-from libcst.codemod import CodemodContext, ContextAwareTransformer
+from libcst.codemod import CodemodContext
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ParentNodeProvider, PositionProvider, ScopeProvider
 
+from shrinker.codemods.base import ShrinkCodemod
 from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
-from shrinker.codemods.removed_imports import find_dead_imports, location, module_and_package
+from shrinker.codemods.removed_imports import find_dead_imports, module_and_package
 from shrinker.rules.schema import Registry
 
 
@@ -109,17 +110,22 @@ class _DropDefs(cst.CSTTransformer):
         return updated_node
 
 
-class PruneRegistries(ContextAwareTransformer):
+def _anchor(reg: Registry) -> str:
+    """A word any file holding `reg` must contain (for the cheap pre-parse test)."""
+    if reg.kind == "decorator":
+        return _last(reg.decorator)
+    return reg.variable.rpartition(".")[2].replace("*", "")
+
+
+class PruneRegistries(ShrinkCodemod):
     """Remove the entries of removed keys from the registries rules place in this file."""
 
     NAME = "prune_registries"
+    DESCRIPTION = "remove registry entries (decorated factories, dict entries) of removed keys"
     METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider, PositionProvider)
 
     def __init__(self, context: CodemodContext, inputs: CodemodInputs):
-        super().__init__(context)
-        self.inputs = inputs
-        self.changes: Counter[str] = Counter()
-        self.findings: list[str] = []
+        super().__init__(context, inputs)
         module, _ = module_and_package(context)
         self._regs = [r for r in inputs.rules.registries
                       if r.module and r.module == module and r.kind in ("decorator", "dict")]
@@ -130,6 +136,10 @@ class PruneRegistries(ContextAwareTransformer):
         self._candidates: set[str] = set()  # private defs only removed entries referred to
         self._if_marks: list[int] = []
         self._removed_statements = 0
+
+    @classmethod
+    def wants(cls, source: str, inputs: CodemodInputs) -> bool:
+        return any(r.kind in ("decorator", "dict") and _anchor(r) in source for r in inputs.rules.registries)
 
     # -- entry
     def transform_module(self, tree: cst.Module) -> cst.Module:
@@ -169,9 +179,6 @@ class PruneRegistries(ContextAwareTransformer):
                 return False
             parent = self.get_metadata(ParentNodeProvider, parent, None)
         return True
-
-    def _line(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
 
     # -- scopes
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -336,15 +343,14 @@ class PruneRegistries(ContextAwareTransformer):
             return
         for reg in self._regs:
             if key in self._keys[reg.name]:
-                self.findings.append(
-                    f"{location(self.context)}:{self._line(node)}: default '{key}' of parameter "
-                    f"{node.name.value} is a removed key of registry {reg.name} (a rule decision: "
-                    f"keep the key or change the default)")
+                self.report(node, f"default '{key}' of parameter {node.name.value} is a removed key of "
+                                  f"registry {reg.name} (a rule decision: keep the key or change the default)")
                 return
 
     # -- uses of removed registered functions
     def _report_removed_defs(self) -> None:
         removed = {node for node, _ in self._removed_defs}
+        uses: list[tuple[tuple[int, int], cst.CSTNode, str]] = []
         for node, why in self._removed_defs:
             scope = self.get_metadata(ScopeProvider, node, None)
             if scope is None:
@@ -355,9 +361,11 @@ class PruneRegistries(ContextAwareTransformer):
                 for access in assignment.references:
                     if self._inside(access.node, removed):
                         continue
-                    self.findings.append(
-                        f"{location(self.context)}:{self._line(access.node)}: {node.name.value} "
-                        f"({why}) was removed but is still used")
+                    start = self.get_metadata(PositionProvider, access.node).start
+                    uses.append(((start.line, start.column), access.node,
+                                 f"{node.name.value} ({why}) was removed but is still used"))
+        for _, use, message in sorted(uses, key=lambda u: u[0]):
+            self.report(use, message)
 
     def _inside(self, node: cst.CSTNode, containers: Iterable[cst.CSTNode]) -> bool:
         containers = set(containers)

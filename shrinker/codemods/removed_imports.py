@@ -22,12 +22,14 @@ annotations, annotations under `from __future__ import annotations`, local varia
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence, Union
 
 import libcst as cst
-from libcst.codemod import CodemodContext, ContextAwareTransformer
+import re
+from functools import lru_cache
+
+from libcst.codemod import CodemodContext
 from libcst.helpers import get_absolute_module_from_package_for_import, get_full_name_for_node
 from libcst.metadata import (
     FunctionScope,
@@ -37,6 +39,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from shrinker.codemods.base import ShrinkCodemod
 from shrinker.codemods.elements import drop_elements, drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs, Removed
 
@@ -172,28 +175,40 @@ def _pass_block() -> cst.IndentedBlock:
     return cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
 
 
-def location(context: CodemodContext) -> str:
-    return context.filename or context.full_module_name or "<module>"
-
-
 # ------------------------------------------------------------------------------------------------
 
-class RemoveImportsOfRemovedModules(ContextAwareTransformer):
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _trigger_words(removed: Removed) -> frozenset[str]:
+    """Words one of which any import of something removed must contain (last module parts, names)."""
+    return _words(removed.modules, frozenset(n for names in lost_names(removed).values() for n in names))
+
+
+@lru_cache(maxsize=8)
+def _words(modules: frozenset[str], names: frozenset[str]) -> frozenset[str]:
+    return frozenset({m.rpartition(".")[2] for m in modules} | names)
+
+
+class RemoveImportsOfRemovedModules(ShrinkCodemod):
     """Remove imports of removed modules; fold `try/except ImportError` around them; report uses."""
 
     NAME = "remove_dead_imports"
+    DESCRIPTION = "remove imports of removed modules; report names they bound that are still used"
     METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider, PositionProvider)
 
     def __init__(self, context: CodemodContext, inputs: CodemodInputs):
-        super().__init__(context)
-        self.inputs = inputs
-        self.changes: Counter[str] = Counter()
-        self.findings: list[str] = []
+        super().__init__(context, inputs)
         self._dead: dict[ImportStmt, list[DeadAlias]] = {}
         self._folds: dict[cst.Try, tuple[int, cst.ExceptHandler]] = {}
         self._dropped: set[cst.CSTNode] = set()  # subtrees a fold discards (their uses don't count)
         self._dead_names: set[str] = set()  # module-level names bound only by dead imports
         self._depth = 0
+
+    @classmethod
+    def wants(cls, source: str, inputs: CodemodInputs) -> bool:
+        words = _trigger_words(inputs.removed)
+        return bool(words) and not words.isdisjoint(_WORD.findall(source))
 
     # -- entry: skip files without dead imports before any metadata is computed
     def transform_module(self, tree: cst.Module) -> cst.Module:
@@ -215,9 +230,6 @@ class RemoveImportsOfRemovedModules(ContextAwareTransformer):
             if node is None:
                 return
             yield node
-
-    def _line(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
 
     def _dead_stmt_line(self, stmt: ImportStmt) -> cst.SimpleStatementLine | None:
         """The statement line holding `stmt` when the whole line is dead imports."""
@@ -264,9 +276,8 @@ class RemoveImportsOfRemovedModules(ContextAwareTransformer):
             foldable = only_imports and handler.name is None and (
                 k == 0 or (len(try_node.handlers) == 1 and try_node.finalbody is None))
             if not foldable:
-                self.findings.append(
-                    f"{location(self.context)}:{self._line(try_node)}: a removed module is imported in "
-                    f"this try/except ImportError and the try could not be folded to its except branch")
+                self.report(try_node, "a removed module is imported in this try/except ImportError and "
+                                      "the try could not be folded to its except branch")
                 continue
             self._folds[try_node] = (k, handler)
             self._dropped.update(try_node.body.body[k:])
@@ -330,20 +341,20 @@ class RemoveImportsOfRemovedModules(ContextAwareTransformer):
                         if isinstance(assignment, ImportAssignment) and assignment.node is stmt:
                             removed_assignments[assignment] = d
         seen: set[tuple[str, int]] = set()
-        uses: list[tuple[int, str]] = []
+        uses: list[tuple[int, int, cst.CSTNode, str]] = []
         for assignment, d in removed_assignments.items():
             for access in assignment.references:
                 if any(ref not in removed_assignments for ref in access.referents):
                     continue  # still bound by something that stays
                 if not self._evaluated(access, future, type_checking_blocks):
                     continue
-                line = self._line(access.node)
-                key = (d.bound, line)
-                if key in seen:
+                start = self.get_metadata(PositionProvider, access.node).start
+                if (d.bound, start.line) in seen:
                     continue
-                seen.add(key)
-                uses.append((line, f"{location(self.context)}:{line}: {d.bound} {d.source} is still used"))
-        self.findings.extend(text for _, text in sorted(uses))
+                seen.add((d.bound, start.line))
+                uses.append((start.line, start.column, access.node, f"{d.bound} {d.source} is still used"))
+        for _, _, node, message in sorted(uses, key=lambda u: (u[0], u[1], u[3])):
+            self.report(node, message)
         global_scope = self.get_metadata(ScopeProvider, module, None)
         self._dead_names = {
             name for name in (d.bound for d in removed_assignments.values())
@@ -355,8 +366,7 @@ class RemoveImportsOfRemovedModules(ContextAwareTransformer):
                                  if not a.referents and isinstance(a.node, cst.Name)})
             for source in star_sources:
                 for name in unresolved:
-                    self.findings.append(f"{location(self.context)}: {name} may have come from a "
-                                         f"star import {source}")
+                    self.report(None, f"{name} may have come from a star import {source}")
 
     # -- editing
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
