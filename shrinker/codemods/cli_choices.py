@@ -1,0 +1,203 @@
+"""Prune CLI choices (`[[registries]] kind = "choices"`) of the keys the plan removes.
+
+A choices registry names its `module` and a `variable`, and either `follows` another registry
+(its removed keys go: `--attention-backend` choices follow `attention_backends`) or lists `keep`
+(every other string goes). SGLang shapes handled (srt/server_args.py):
+  - module-level lists/tuples/sets: `ATTENTION_BACKEND_CHOICES = ["triton", ..., "aiter", "ascend"]`
+    (a comment heading a section stays with the section's first kept entry), and literal growth of
+    them: `SAMPLING_BACKEND_CHOICES.add("ascend")`, `X.extend(["aiter"])`, `X.append("aiter")`;
+  - inline choices of an option, named by the option: a dataclass field
+    `mm_attention_backend: A[Optional[str], Arg(choices=["sdpa", "ascend_attn"])] = None`, or
+    `parser.add_argument("--mm-attention-backend", choices=[...])`.
+Defaults are rule decisions and are reported, never changed: an option whose choices come from a
+pruned registry and whose default (`= "aiter"`, `default="aiter"`) or later assignment
+(`self.attention_backend = "aiter"`) is a removed key becomes a finding. A list that would empty
+is left alone and reported.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from typing import Optional
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.helpers import get_full_name_for_node
+
+from shrinker.codemods.base import ShrinkCodemod
+from shrinker.codemods.elements import drop_from_literal
+from shrinker.codemods.inputs import CodemodInputs
+from shrinker.codemods.registries import removed_keys, string_value
+from shrinker.codemods.removed_imports import module_and_package
+from shrinker.rules.schema import Registry
+
+_LITERALS = (cst.List, cst.Tuple, cst.Set)
+
+
+def _option_names(reg: Registry) -> set[str]:
+    """`variable` as an option: field name and flag spelling (`mm_attention_backend`, `--mm-attention-backend`)."""
+    name = reg.variable.lstrip("-").replace("-", "_")
+    return {name, "--" + name.replace("_", "-")}
+
+
+class PruneCliChoices(ShrinkCodemod):
+    """Remove removed registry keys from CLI choices lists; report defaults that point to them."""
+
+    NAME = "prune_cli_choices"
+    DESCRIPTION = "remove removed registry keys from CLI choices; report defaults pointing to them"
+
+    def __init__(self, context: CodemodContext, inputs: CodemodInputs):
+        super().__init__(context, inputs)
+        module, _ = module_and_package(context)
+        self._regs = [r for r in inputs.rules.registries if r.kind == "choices" and r.module == module]
+        self._aliases: dict[str, Registry] = {}  # `SPECULATIVE_..._CHOICES = QUANTIZATION_CHOICES`
+        self._options: list[dict] = []  # the option being visited: {"name", "regs"}
+        self._option_regs: dict[str, list[Registry]] = {}  # option name -> registries its choices follow
+        self._stores: list[tuple[str, str, cst.CSTNode]] = []  # self.<attr> = "<string>"
+
+    @classmethod
+    def wants(cls, source: str, inputs: CodemodInputs) -> bool:
+        return any(r.kind == "choices" and r.variable.lstrip("-").replace("-", "_").replace("*", "") in
+                   source.replace("-", "_") for r in inputs.rules.registries)
+
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        if not self._regs:
+            return tree
+        return super().transform_module(tree)
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        tree = tree.visit(self)
+        for attr, value, node in self._stores:  # assignments seen before their option was
+            for reg in self._option_regs.get(attr, ()):
+                if value in self._removed(reg):
+                    self.report(node, f"{attr} is set to '{value}', a key removed from {reg.name} "
+                                      f"(a rule decision: keep the key or change this)")
+        return tree
+
+    # -- which keys go
+    def _removed(self, reg: Registry, present: Optional[list[str]] = None) -> frozenset[str]:
+        keys = removed_keys(self.inputs, reg)
+        if not reg.follows and reg.keep and not reg.keep_all_others and present is not None:
+            keys = keys | (frozenset(present) - frozenset(reg.keep))
+        return keys
+
+    def _prune(self, value: cst.BaseExpression, reg: Registry, where: cst.CSTNode) -> Optional[cst.BaseExpression]:
+        if not isinstance(value, _LITERALS):
+            return None
+        present = [v for v in (string_value(getattr(e, "value", None)) for e in value.elements) if v is not None]
+        gone = self._removed(reg, present)
+        if not gone.intersection(present):
+            return None
+        new = drop_from_literal(value, lambda el: string_value(getattr(el, "value", None)) in gone)
+        if new is None or not new.elements:  # type: ignore[attr-defined]
+            self.report(where, f"every choice of {reg.variable} is a removed key of "
+                               f"{reg.follows or reg.name}: left as is (a rule decision)")
+            return None
+        self.count("choices_removed", len(value.elements) - len(new.elements))  # type: ignore[attr-defined]
+        return new
+
+    def _variable_regs(self, target: cst.BaseExpression) -> list[Registry]:
+        name = get_full_name_for_node(target) or ""
+        regs = [r for r in self._regs if fnmatchcase(name, r.variable)]
+        if name in self._aliases:
+            regs.append(self._aliases[name])
+        return regs
+
+    # -- module-level choices variables and their literal growth
+    def _assigned(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression], node, original):
+        if value is None:
+            return node
+        regs = self._variable_regs(target)
+        if not regs and isinstance(value, (cst.Name, cst.Attribute)):
+            source = self._variable_regs(value)
+            if source and isinstance(target, cst.Name):
+                self._aliases[target.value] = source[0]
+            return node
+        for reg in regs:
+            new = self._prune(value, reg, original)
+            if new is not None:
+                return node.with_changes(value=new)
+        return node
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
+        if len(updated_node.targets) != 1:
+            return updated_node
+        target = updated_node.targets[0].target
+        string = string_value(updated_node.value)
+        if string is not None and isinstance(target, cst.Attribute) and \
+                get_full_name_for_node(target.value) == "self":
+            self._stores.append((target.attr.value, string, original_node))
+        return self._assigned(target, updated_node.value, updated_node, original_node)
+
+    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
+        call = updated_node.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and len(call.args) == 1
+                and call.func.attr.value in ("add", "append", "extend")):
+            return updated_node
+        regs = self._variable_regs(call.func.value)
+        if not regs:
+            return updated_node
+        arg = call.args[0].value
+        if call.func.attr.value in ("add", "append"):
+            key = string_value(arg)
+            if key is not None and any(key in self._removed(r, [key]) for r in regs):
+                self.count("choices_removed")
+                return cst.RemoveFromParent()
+            return updated_node
+        for reg in regs:
+            new = self._prune(arg, reg, original_node)
+            if new is not None:
+                return updated_node.with_changes(value=call.with_changes(args=[call.args[0].with_changes(value=new)]))
+        return updated_node
+
+    # -- options: dataclass fields and add_argument calls
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        name = node.target.value if isinstance(node.target, cst.Name) else ""
+        self._options.append({"name": name, "regs": []})
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign):
+        option = self._options.pop()
+        self._check_default(option, updated_node.value, original_node)
+        return self._assigned(updated_node.target, updated_node.value, updated_node, original_node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument":
+            flags = [string_value(a.value) for a in node.args if a.keyword is None]
+            names = [f.lstrip("-").replace("-", "_") for f in flags if f]
+            self._options.append({"name": names[0] if names else "", "regs": [], "call": node})
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        if self._options and self._options[-1].get("call") is original_node:
+            option = self._options.pop()
+            default = next((a.value for a in updated_node.args
+                            if a.keyword is not None and a.keyword.value == "default"), None)
+            self._check_default(option, default, original_node)
+        return updated_node
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg):
+        if not self._options or updated_node.keyword is None or updated_node.keyword.value != "choices":
+            return updated_node
+        option = self._options[-1]
+        if isinstance(updated_node.value, (cst.Name, cst.Attribute)):
+            option["regs"].extend(self._variable_regs(updated_node.value))
+            return updated_node
+        for reg in self._regs:
+            if option["name"] and option["name"] in _option_names(reg):
+                option["regs"].append(reg)
+                new = self._prune(updated_node.value, reg, original_node)
+                if new is not None:
+                    return updated_node.with_changes(value=new)
+        return updated_node
+
+    def _check_default(self, option: dict, default: Optional[cst.BaseExpression], node: cst.CSTNode) -> None:
+        if not option["name"] or not option["regs"]:
+            return
+        self._option_regs.setdefault(option["name"], []).extend(option["regs"])
+        value = string_value(default)
+        if value is None:
+            return
+        for reg in option["regs"]:
+            if value in self._removed(reg, [value]):
+                self.report(node, f"default '{value}' of {option['name']} is a key removed from "
+                                  f"{reg.follows or reg.name} (a rule decision: keep the key or change the default)")
+                return

@@ -1,0 +1,197 @@
+"""prune_cli_choices: choices lists, inline option choices, literal growth, defaults reported."""
+
+from __future__ import annotations
+
+from libcst.codemod import CodemodTest
+
+from shrinker.codemods.cli_choices import PruneCliChoices
+from tests.codemods.helpers_registry import assert_idempotent, context, make_inputs, run
+
+ARGS = "sglang.srt.server_args"
+REGISTRIES = [
+    dict(name="attention_backends", kind="decorator", module="sglang.srt.layers.attention.attention_registry",
+         decorator="register_attention_backend"),
+    dict(name="attention_backend_choices", kind="choices", module=ARGS, variable="ATTENTION_BACKEND_CHOICES",
+         follows="attention_backends"),
+    dict(name="quantization_choices", kind="choices", module=ARGS, variable="QUANTIZATION_CHOICES",
+         follows="quantization"),
+    dict(name="mm_attention_backend_choices", kind="choices", module=ARGS, variable="mm_attention_backend",
+         keep=["sdpa", "fa3", "triton_attn"]),
+    dict(name="sampling_backend_choices", kind="choices", module=ARGS, variable="SAMPLING_BACKEND_CHOICES",
+         keep=["flashinfer", "pytorch"]),
+    dict(name="lora_backend_choices", kind="choices", module=ARGS, variable="--lora-backend",
+         follows="attention_backends"),
+]
+INPUTS = make_inputs(keys={"attention_backends": ["aiter", "wave", "intel_amx", "ascend"],
+                           "quantization": ["awq", "gguf"]}, registries=REGISTRIES)
+
+
+class TestPruneCliChoices(CodemodTest):
+    TRANSFORM = PruneCliChoices
+
+    def check(self, before: str, after: str) -> None:
+        self.assertCodemod(before, after, INPUTS, context_override=context(ARGS))
+
+    def test_module_level_choices_lists(self) -> None:
+        self.check(
+            """
+            QUANTIZATION_CHOICES = [
+                "awq",
+                "fp8",  # MOE + linear online quantization.
+                "gguf",
+                # Modelopt has some online quantization support through ModelOptModelLoader.
+                "modelopt",
+            ]
+
+            ATTENTION_BACKEND_CHOICES = [
+                # Common
+                "triton",
+                "torch_native",
+                # AMD specific
+                "aiter",
+                "wave",
+                # Other platforms
+                "intel_amx",
+                "ascend",
+            ]
+            """,
+            """
+            QUANTIZATION_CHOICES = [
+                "fp8",  # MOE + linear online quantization.
+                # Modelopt has some online quantization support through ModelOptModelLoader.
+                "modelopt",
+            ]
+
+            ATTENTION_BACKEND_CHOICES = [
+                # Common
+                "triton",
+                "torch_native",
+            ]
+            """,
+        )
+
+    def test_keep_list_and_literal_growth(self) -> None:
+        self.check(
+            """
+            SAMPLING_BACKEND_CHOICES = {"flashinfer", "pytorch", "ascend"}
+            if envs.SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE.get():
+                SAMPLING_BACKEND_CHOICES.add("token_oracle")
+            SAMPLING_BACKEND_CHOICES.add("pytorch")
+            ATTENTION_BACKEND_CHOICES.extend(["wave", "fa3"])
+            """,
+            """
+            SAMPLING_BACKEND_CHOICES = {"flashinfer", "pytorch"}
+            if envs.SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE.get():
+                pass
+            SAMPLING_BACKEND_CHOICES.add("pytorch")
+            ATTENTION_BACKEND_CHOICES.extend(["fa3"])
+            """,
+        )
+
+    def test_inline_choices_of_dataclass_field_and_add_argument(self) -> None:
+        self.check(
+            """
+            @dataclass
+            class ServerArgs:
+                mm_attention_backend: A[
+                    Optional[str],
+                    Arg(
+                        help="Set multimodal attention backend.",
+                        choices=[
+                            "sdpa",
+                            "fa3",
+                            "triton_attn",
+                            "ascend_attn",
+                        ],
+                    ),
+                ] = None
+
+                @staticmethod
+                def add_cli_args(parser):
+                    parser.add_argument(
+                        "--lora-backend",
+                        type=str,
+                        choices=["triton", "ascend", "torch_native"],
+                        default="triton",
+                    )
+                    parser.add_argument("--other", choices=["ascend"])
+            """,
+            """
+            @dataclass
+            class ServerArgs:
+                mm_attention_backend: A[
+                    Optional[str],
+                    Arg(
+                        help="Set multimodal attention backend.",
+                        choices=[
+                            "sdpa",
+                            "fa3",
+                            "triton_attn",
+                        ],
+                    ),
+                ] = None
+
+                @staticmethod
+                def add_cli_args(parser):
+                    parser.add_argument(
+                        "--lora-backend",
+                        type=str,
+                        choices=["triton", "torch_native"],
+                        default="triton",
+                    )
+                    parser.add_argument("--other", choices=["ascend"])
+            """,
+        )
+
+    def test_other_modules_untouched(self) -> None:
+        code = 'ATTENTION_BACKEND_CHOICES = ["aiter"]\n'
+        out, transform = run(PruneCliChoices, code, INPUTS, module="sglang.srt.other", dedent=False)
+        assert out == code and not transform.changes
+
+
+def test_defaults_pointing_to_removed_keys_are_reported_not_changed() -> None:
+    code = """\
+        ATTENTION_BACKEND_CHOICES = ["triton", "aiter"]
+        SPEC_CHOICES = ATTENTION_BACKEND_CHOICES
+
+
+        @dataclass
+        class ServerArgs:
+            attention_backend: A[Optional[str], Arg(choices=ATTENTION_BACKEND_CHOICES)] = "aiter"
+            draft_backend: A[Optional[str], Arg(choices=SPEC_CHOICES)] = "triton"
+
+            def __post_init__(self):
+                if self.device == "cpu":
+                    self.draft_backend = "intel_amx"
+
+            @staticmethod
+            def add_cli_args(parser):
+                parser.add_argument("--lora-backend", choices=["triton", "ascend"], default="ascend")
+        """
+    out, transform = run(PruneCliChoices, code, INPUTS, module=ARGS)
+    assert '= "aiter"' in out and '"intel_amx"' in out and 'default="ascend"' in out
+    assert transform.findings == [
+        "sglang/srt/server_args.py:7: default 'aiter' of attention_backend is a key removed from "
+        "attention_backends (a rule decision: keep the key or change the default)",
+        "sglang/srt/server_args.py:16: default 'ascend' of lora_backend is a key removed from "
+        "attention_backends (a rule decision: keep the key or change the default)",
+        "sglang/srt/server_args.py:12: draft_backend is set to 'intel_amx', a key removed from "
+        "attention_backend_choices (a rule decision: keep the key or change this)",
+    ]
+
+
+def test_list_that_would_empty_is_left_and_reported() -> None:
+    code = 'ATTENTION_BACKEND_CHOICES = ["aiter", "wave"]\n'
+    out, transform = run(PruneCliChoices, code, INPUTS, module=ARGS, dedent=False)
+    assert out == code
+    assert transform.findings == ["sglang/srt/server_args.py:1: every choice of ATTENTION_BACKEND_CHOICES is "
+                                  "a removed key of attention_backends: left as is (a rule decision)"]
+
+
+def test_idempotent() -> None:
+    code = """\
+        ATTENTION_BACKEND_CHOICES = ["triton", "aiter", "wave"]
+        ATTENTION_BACKEND_CHOICES.append("ascend")
+        """
+    once = assert_idempotent(PruneCliChoices, code, INPUTS, module=ARGS)
+    assert once == 'ATTENTION_BACKEND_CHOICES = ["triton"]\n'
