@@ -5,8 +5,10 @@ on the comma before the second one; in a multi-line literal it holds the trailin
 element before (`first_line`), comment lines heading the next element (`empty_lines`) and the
 indentation. Removing an element merges the whitespace around it so that:
   - the kept element before it keeps its own trailing comment;
-  - a comment line heading the removed element (`# AMD specific`) moves to the next element when
-    that one has no heading of its own, and goes with the last element of its section otherwise;
+  - a comment line heading the removed element (`# AMD specific` above "aiter") moves to the next
+    element when that one is kept, directly follows and has no heading of its own ("wave"); when
+    the next element goes too, the heading goes with the run (`# Apple MLX` above "mlx_q4",
+    "mlx_q8": nothing tells where its section ends, and a heading over unrelated entries misleads);
   - a trailing comma is kept when the original had one, dropped when it did not;
   - a literal that empties becomes `[]` / `{}` / `()`; a one-element tuple keeps its comma.
 """
@@ -21,11 +23,11 @@ Ws = Union[cst.SimpleWhitespace, cst.ParenthesizedWhitespace]
 E = TypeVar("E", bound=cst.CSTNode)
 
 
-def _merge(before: Ws, after: Ws, next_exists: bool) -> Ws:
+def _merge(before: Ws, after: Ws, next_exists: bool, carry: bool = False) -> Ws:
     """The whitespace that replaces `before <removed element>, after`."""
     if isinstance(before, cst.ParenthesizedWhitespace) and isinstance(after, cst.ParenthesizedWhitespace):
         heading = after.empty_lines
-        if not heading and next_exists:
+        if not heading and carry:
             heading = before.empty_lines  # the removed element's heading now heads the next one
         return before.with_changes(empty_lines=heading, indent=after.indent, last_line=after.last_line)
     return before if next_exists else after
@@ -80,7 +82,7 @@ def drop_elements(elements: Sequence[E], drop: Callable[[E], bool], lead: Ws | N
             continue
         # An inner element always has a comma; the whitespace after it leads to the next element.
         merged = _merge(before if before is not None else cst.SimpleWhitespace(""),
-                        comma.whitespace_after, next_exists=True)
+                        comma.whitespace_after, next_exists=True, carry=not flags[i + 1])
         if out:
             out[-1] = _with_comma_ws(out[-1], merged)
         elif lead is not None:

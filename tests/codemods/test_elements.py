@@ -77,6 +77,19 @@ def test_multi_line_section_headings_and_trailing_comments() -> None:
             "triton",
             "dsv4",  # V4
         ]""")
+    # a heading over a run of removed entries goes with the run; one removed entry passes it on
+    assert drop(source, "intel_amx", "dsv4", "aiter", "wave") == textwrap.dedent("""\
+        [
+            # Common
+            "triton",
+            # Other platforms
+            "ascend",
+        ]""")
+    assert drop(source, "dsv4", "aiter", "wave", "intel_amx", "ascend") == textwrap.dedent("""\
+        [
+            # Common
+            "triton",
+        ]""")
 
 
 def test_multi_line_without_trailing_comma_keeps_the_comment() -> None:
