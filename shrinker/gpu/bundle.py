@@ -1,0 +1,273 @@
+"""`shrink gpu-bundle`: pack what the GPU machine lacks into .gpu-bundle/ship/ (git-ignored).
+
+ship/ travels with each device call (`carry: [".gpu-bundle/ship"]`, 64 MiB a call together with
+the working tree) and holds:
+- deps.tar.xz    the py3.12 wheels of bundle.toml, downloaded by pip into .gpu-bundle/cache/;
+- kernel.tar.xz  sgl_kernel slimmed to the ops bundle.toml keeps, with its dist-info;
+- sglang-<which>.tar.xz  each source tree built as a wheel (the rebuild): `upstream` from the
+  pinned upstream cache, `pruned` from the work tree made by `shrink apply`;
+- models/tiny, models/tiny-fp8  the tiny DeepSeek-V3 model folders (config + tokenizer);
+- bundle.json    the manifest: archives with sha256 and sizes, wheels, dropped files, model digests.
+Archives whose inputs did not change are reused, so rebuilding after a new prune repacks only the
+pruned tree (seconds), not the 240 MB of dependencies (minutes).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shrinker import paths
+from shrinker.errors import ShrinkError
+from shrinker.gpu import tiny_model
+from shrinker.gpu.wheels import build_tree_wheel, drop_patterns, repack_wheel, slim_kernel_wheel, tree_version
+
+SPEC_FILE = Path(__file__).with_name("bundle.toml")
+CALL_LIMIT = 64 * 1024 * 1024
+# What the working tree (repository files, reports, the reference) may take of one call.
+TREE_ALLOWANCE = 4 * 1024 * 1024
+
+
+def bundle_dir() -> Path:
+    return paths.project_root() / ".gpu-bundle"
+
+
+def ship_dir() -> Path:
+    return bundle_dir() / "ship"
+
+
+def load_spec(path: Path = SPEC_FILE) -> dict:
+    return tomllib.loads(path.read_text())
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+def pip_download(requirements: list[str], dest: Path, spec: dict) -> list[Path]:
+    """One py3.12 manylinux wheel per requirement in `dest` (already there: reused; else pip)."""
+    dest.mkdir(parents=True, exist_ok=True)
+
+    def find(req: str) -> Path | None:
+        name, version = req.split("==")
+        hits = [p for p in dest.glob("*.whl")
+                if _norm(p.name.split("-")[0]) == _norm(name) and p.name.split("-")[1] == version]
+        return hits[0] if hits else None
+
+    missing = [r for r in requirements if find(r) is None]
+    if missing:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+               "--python-version", spec["python_version"], "--implementation", "cp",
+               "--disable-pip-version-check", "-q", "-d", str(dest)]
+        for plat in spec["platforms"]:
+            cmd += ["--platform", plat]
+        proc = subprocess.run(cmd + missing, capture_output=True, text=True)
+        if proc.returncode != 0:
+            lines = [ln for ln in proc.stderr.strip().splitlines() if "neither a file nor a directory" not in ln]
+            raise ShrinkError(f"pip could not download {', '.join(missing)}: {(lines or ['no network?'])[-1]}")
+    wheels = []
+    for r in requirements:
+        found = find(r)
+        if found is None:
+            raise ShrinkError(f"pip reported success but no wheel for {r} is in {dest}")
+        wheels.append(found)
+    return wheels
+
+
+def _tar_xz(members: list[Path], dst: Path) -> None:
+    """A reproducible tar (sorted, no owners or dates) of `members` by basename, xz-compressed."""
+    import lzma
+
+    def add_all(fileobj) -> None:
+        with tarfile.open(fileobj=fileobj, mode="w|", format=tarfile.GNU_FORMAT) as tar:
+            for path in sorted(members, key=lambda p: p.name):
+                info = tarfile.TarInfo(path.name)
+                info.size = path.stat().st_size
+                info.mode = 0o644
+                with path.open("rb") as f:
+                    tar.addfile(info, f)
+
+    xz = shutil.which("xz")
+    with dst.open("wb") as out:
+        if xz:  # the xz tool compresses on every core; Python's lzma on one
+            proc = subprocess.Popen([xz, "-6", "-T0", "-c"], stdin=subprocess.PIPE, stdout=out)
+            try:
+                add_all(proc.stdin)
+            finally:
+                proc.stdin.close()
+            if proc.wait() != 0:
+                raise ShrinkError(f"xz failed while writing {dst}")
+        else:
+            with lzma.open(out, "wb", preset=6) as zf:
+                add_all(zf)
+
+
+@dataclass
+class Archive:
+    file: str
+    kind: str  # deps | kernel | tree
+    key: str  # hash of the inputs: same key, same archive
+    wheels: list[str]
+    which: str | None = None
+    dropped: dict[str, list[str]] = field(default_factory=dict)
+    sha256: str = ""
+    bytes: int = 0
+
+
+def _previous(ship: Path) -> dict[str, dict]:
+    manifest = ship / "bundle.json"
+    if not manifest.is_file():
+        return {}
+    try:
+        return {a["file"]: a for a in json.loads(manifest.read_text()).get("archives", [])}
+    except (ValueError, KeyError):
+        return {}
+
+
+def _reuse(prev: dict[str, dict], ship: Path, arch: Archive) -> bool:
+    old = prev.get(arch.file)
+    path = ship / arch.file
+    if not old or old.get("key") != arch.key or not path.is_file() or sha256_file(path) != old.get("sha256"):
+        return False
+    arch.sha256, arch.bytes, arch.dropped, arch.wheels = old["sha256"], old["bytes"], old.get("dropped", {}), old["wheels"]
+    return True
+
+
+def _key(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+
+
+def _dir_key(root: Path) -> str:
+    """A content key for a source package: relative paths, sizes and mtimes (cheap; the wheel is exact)."""
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and "__pycache__" not in p.parts:
+            st = p.stat()
+            h.update(f"{p.relative_to(root).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return h.hexdigest()[:24]
+
+
+def tree_roots(which: list[str], profile: str = "deepseek") -> dict[str, Path]:
+    """which -> the folder holding the `sglang` package (<root>/python) for each tree asked for."""
+    from shrinker.upstream import load
+
+    up = load()
+    roots: dict[str, Path] = {}
+    for w in which:
+        if w == "upstream":
+            roots[w] = up.python_dir
+        elif w == "pruned":
+            work = paths.work_tree_dir(profile, up.version)
+            if not (work / "python").is_dir():
+                raise ShrinkError(f"no pruned work tree at {work}: run `shrink apply` first")
+            roots[w] = work / "python"
+        else:
+            raise ShrinkError(f"unknown tree {w!r}: use upstream or pruned")
+    return roots
+
+
+def build_bundle(trees: dict[str, Path], kernel_wheel: Path, blackwell: bool = False,
+                 out: Path | None = None, cache: Path | None = None, spec: dict | None = None,
+                 limit: int = CALL_LIMIT - TREE_ALLOWANCE, with_models: bool = True) -> dict:
+    """Write ship/ for `trees` ({which: python_dir}); returns the manifest written to bundle.json."""
+    spec = spec or load_spec()
+    ship = out or ship_dir()
+    cache = cache or bundle_dir() / "cache"
+    ship.mkdir(parents=True, exist_ok=True)
+    work = cache / "build"
+    work.mkdir(parents=True, exist_ok=True)
+    prev = _previous(ship)
+    archives: list[Archive] = []
+
+    # Third-party wheels, repacked stored (xz does the compression), with bundle.toml's drops.
+    dep_wheels = pip_download(spec["deps"], cache / "wheels", spec)
+    drops = spec.get("drop", {})
+    arch = Archive("deps.tar.xz", "deps", _key(json.dumps(drops, sort_keys=True), *(w.name for w in dep_wheels)),
+                   [w.name for w in dep_wheels])
+    if not _reuse(prev, ship, arch):
+        shutil.rmtree(work / "deps", ignore_errors=True)
+        outs = []
+        for w in dep_wheels:
+            pats = drops.get(_norm(w.name.split("-")[0]), [])
+            dst = work / "deps" / w.name
+            dropped = repack_wheel(w, dst, keep=drop_patterns(pats) if pats else None)
+            if dropped:
+                arch.dropped[w.name] = dropped
+            outs.append(dst)
+        _tar_xz(outs, ship / arch.file)
+    archives.append(arch)
+
+    # sgl_kernel with only the kept ops.
+    if not kernel_wheel.is_file():
+        raise ShrinkError(f"no sglang-kernel wheel at {kernel_wheel}: run `shrink upstream fetch` first")
+    keep = list(spec["kernel"]["keep"]) + (list(spec["kernel"].get("blackwell", [])) if blackwell else [])
+    st = kernel_wheel.stat()
+    arch = Archive("kernel.tar.xz", "kernel", _key(kernel_wheel.name, str(st.st_size), *sorted(keep)), [kernel_wheel.name])
+    if not _reuse(prev, ship, arch):
+        dst = work / "kernel" / kernel_wheel.name
+        shutil.rmtree(dst.parent, ignore_errors=True)
+        arch.dropped[kernel_wheel.name] = slim_kernel_wheel(kernel_wheel, dst, keep)
+        _tar_xz([dst], ship / arch.file)
+    archives.append(arch)
+
+    # Each source tree as a wheel: what pip installs on the device is exactly the tree.
+    package = spec["tree"]["package"]
+    for which, python_dir in trees.items():
+        version = tree_version(python_dir, package)
+        arch = Archive(f"{package}-{which}.tar.xz", "tree", _key(which, version, _dir_key(python_dir / package)),
+                       [f"{package}-{version}-py3-none-any.whl"], which=which)
+        if not _reuse(prev, ship, arch):
+            dst_dir = work / f"tree-{which}"
+            shutil.rmtree(dst_dir, ignore_errors=True)
+            wheel = build_tree_wheel(python_dir, package, version, dst_dir,
+                                     summary=f"SGLang {which} tree, built by shrinker")
+            _tar_xz([wheel], ship / arch.file)
+        archives.append(arch)
+
+    # Drop archives of trees not asked for this time.
+    wanted = {a.file for a in archives}
+    for stale in ship.glob("*.tar.xz"):
+        if stale.name not in wanted:
+            stale.unlink()
+
+    models = {}
+    for name, fp8 in (("tiny", False), ("tiny-fp8", True)) if with_models else ():
+        mdir = ship / "models" / name
+        tiny_model.write_tiny_model(mdir, fp8=fp8)
+        models[name] = tiny_model.model_digest(mdir)
+
+    for a in archives:
+        if not a.sha256:
+            p = ship / a.file
+            a.sha256, a.bytes = sha256_file(p), p.stat().st_size
+    manifest = {
+        "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "python_version": spec["python_version"],
+        "kernel_ops": keep,
+        "archives": [a.__dict__ for a in archives],
+        "models": models,
+    }
+    (ship / "bundle.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    total = sum(p.stat().st_size for p in ship.rglob("*") if p.is_file())
+    manifest["total_bytes"] = total
+    if total > limit:
+        raise ShrinkError(
+            f"the bundle is {total / 2**20:.1f} MiB, over the {limit / 2**20:.0f} MiB one device call carries "
+            f"beside the working tree: bundle fewer trees (--which) or leave ops out")
+    return manifest

@@ -1,0 +1,98 @@
+"""The GPU cases as data (cases.toml): server launches, their request groups, timing runs."""
+
+from __future__ import annotations
+
+import json
+import random
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CASES_FILE = Path(__file__).with_name("cases.toml")
+
+
+@dataclass
+class Request:
+    name: str
+    endpoint: str  # /generate | /v1/chat/completions
+    body: dict
+    stream: bool = False
+
+
+@dataclass
+class Launch:
+    name: str
+    part: int
+    model: str
+    flags: list[str]
+    groups: list[str]
+
+
+@dataclass
+class Cases:
+    raw: dict
+    launches: list[Launch] = field(default_factory=list)
+
+    @property
+    def server_flags(self) -> list[str]:
+        return list(self.raw["server"]["flags"])
+
+    @property
+    def timing(self) -> dict:
+        return self.raw["timing"]
+
+    def model(self, name: str) -> dict:
+        return self.raw["models"][name]
+
+    def launch(self, name: str) -> Launch:
+        for launch in self.launches:
+            if launch.name == name:
+                return launch
+        raise KeyError(name)
+
+    def requests(self, group: str) -> list[Request]:
+        if group == "generate":
+            return generate_requests(self.raw["generate"])
+        if group == "chat":
+            return chat_requests(self.raw["chat"])
+        raise KeyError(f"unknown request group {group!r}")
+
+
+def load_cases(path: Path = CASES_FILE) -> Cases:
+    raw = tomllib.loads(Path(path).read_text())
+    cases = Cases(raw=raw)
+    for item in raw.get("launch", []):
+        cases.launches.append(Launch(name=item["name"], part=int(item["part"]), model=item["model"],
+                                     flags=list(item["flags"]), groups=list(item["groups"])))
+    return cases
+
+
+def prompts(spec: dict) -> list[list[int]]:
+    """Fixed input ids: one list per length, drawn from spec's seed in [first_id, last_id]."""
+    rng = random.Random(spec["seed"])
+    return [[rng.randint(spec["first_id"], spec["last_id"]) for _ in range(n)] for n in spec["lengths"]]
+
+
+def generate_requests(spec: dict) -> list[Request]:
+    """Greedy /generate: the first four prompts one by one (with logprobs), then batches of 3 and 8."""
+    ps = prompts(spec)
+    sampling = {"temperature": 0.0, "max_new_tokens": spec["max_new_tokens"], "ignore_eos": True}
+    reqs = [Request(f"gen-single-{i}", "/generate",
+                    {"input_ids": ps[i], "sampling_params": sampling, "return_logprob": True})
+            for i in range(min(4, len(ps)))]
+    reqs.append(Request("gen-batch-3", "/generate", {"input_ids": ps[:3], "sampling_params": sampling}))
+    reqs.append(Request(f"gen-batch-{len(ps)}", "/generate", {"input_ids": ps, "sampling_params": sampling}))
+    return reqs
+
+
+def chat_requests(spec: dict) -> list[Request]:
+    tools = json.loads(spec["tools"])
+    reqs = []
+    for item in spec["request"]:
+        body = {"model": "tiny", "temperature": 0.0, **json.loads(item["body"])}
+        if item.get("tools"):
+            body["tools"] = tools
+        if item.get("stream"):
+            body["stream"] = True
+        reqs.append(Request(item["name"], "/v1/chat/completions", body, stream=bool(item.get("stream"))))
+    return reqs

@@ -1,0 +1,67 @@
+"""CLI: `shrink tiny-model`, `shrink gpu-bundle`, `shrink gpu-report` (auto-registered by cli.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from shrinker.console import console, out
+from shrinker.errors import ShrinkError
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("tiny-model")
+    def tiny_model_cmd(
+        directory: Path = typer.Argument(..., help="Folder to write (created if missing)."),
+        fp8: bool = typer.Option(False, "--fp8", help="Add DeepSeek's FP8 block quantization_config."),
+        vocab_size: Optional[int] = typer.Option(None, "--vocab-size", help="Tokenizer/config vocabulary size."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the tokenizer's training text."),
+    ) -> None:
+        """Write a tiny DeepSeek-V3-architecture model folder (config + tokenizer, no weights)."""
+        from shrinker.gpu.tiny_model import model_digest, write_tiny_model
+
+        with console.status("training the tokenizer ..."):
+            write_tiny_model(directory, fp8=fp8, vocab_size=vocab_size, seed=seed)
+        out.print(f"[green]tiny model[/] {directory}  digest {model_digest(directory)[:16]}")
+
+    @app.command("gpu-bundle")
+    def gpu_bundle_cmd(
+        which: str = typer.Option("upstream", "--which",
+                                  help="upstream: the reference bundle; pruned: the pruned tree plus upstream "
+                                       "(for alternating timings)."),
+        no_upstream: bool = typer.Option(False, "--no-upstream", help="With --which pruned: leave upstream out."),
+        blackwell: bool = typer.Option(False, "--blackwell", help="Also ship sgl_kernel's sm100 ops."),
+    ) -> None:
+        """Pack what the GPU machine lacks into .gpu-bundle/ship/ (carry it to the device)."""
+        from shrinker import paths
+        from shrinker.gpu import bundle
+
+        if which not in ("upstream", "pruned"):
+            raise ShrinkError(f"--which must be upstream or pruned, not {which!r}")
+        trees = ["upstream"] if which == "upstream" else (["pruned"] if no_upstream else ["pruned", "upstream"])
+        spec = bundle.load_spec()
+        kernel = paths.cache_dir() / "downloads" / spec["kernel"]["wheel"]
+        with console.status("building the GPU bundle (first time: downloads and xz, a few minutes) ..."):
+            manifest = bundle.build_bundle(bundle.tree_roots(trees), kernel, blackwell=blackwell, spec=spec)
+        for a in manifest["archives"]:
+            out.print(f"  {a['file']:28} {a['bytes'] / 2**20:7.1f} MiB  {len(a['wheels'])} wheel(s)")
+        out.print(f"[green]bundle[/] {bundle.ship_dir()}  {manifest['total_bytes'] / 2**20:.1f} MiB  "
+                  f"(carry \".gpu-bundle/ship\")")
+
+    @app.command("gpu-report")
+    def gpu_report_cmd(
+        run: List[Path] = typer.Argument(..., help="Folders with the device runs' results (files_at of each call)."),
+        ref: Optional[Path] = typer.Option(None, "--ref", help="Reference folder (default: the committed one)."),
+        out_dir: Optional[Path] = typer.Option(None, "--out", help="Where gpu-verify.json/.md go."),
+    ) -> None:
+        """Write gpu-verify.json/.md from the device runs and the upstream reference."""
+        from shrinker.gpu import report, verify
+
+        ref_dir = ref or verify.reference_dir()
+        dest = out_dir or ref_dir.parent
+        code = report.write_report(ref_dir, run, dest)
+        out.print(f"{'[green]passed' if code == 0 else '[red]FAILED'}[/]  {dest / 'gpu-verify.md'}")
+        if code:
+            raise typer.Exit(code)

@@ -1,0 +1,250 @@
+"""`shrink tiny-model DIR`: a small DeepSeek-V3-architecture model folder that SGLang can serve.
+
+It holds config.json (real MLA dimensions, dense and MoE layers, grouped top-k routing, a shared
+expert, one NextN/MTP layer), a byte-level BPE tokenizer trained here with `tokenizers` on text
+generated from a fixed seed, DeepSeek's special tokens and a DeepSeek-V3-style chat template.
+There are no weights: the server runs with `--load-format dummy`, or the device generates seeded
+weights (shrinker.gpu.weights). Same arguments give the same bytes, so upstream and pruned runs,
+on any machine, see one model; `model_digest` names it in reports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from pathlib import Path
+
+from shrinker.errors import ShrinkError
+
+# DeepSeek-V3's special tokens. The first three are true special tokens (dropped when decoding with
+# skip_special_tokens); the others stay in decoded text, as in DeepSeek's own tokenizer, so the
+# tool-call and reasoning parsers can see them.
+BOS, EOS, PAD = "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜▁pad▁｜>"
+SPECIAL_TOKENS = [BOS, EOS, PAD]
+ADDED_TOKENS = [
+    "<｜User｜>", "<｜Assistant｜>", "<think>", "</think>",
+    "<｜fim▁hole｜>", "<｜fim▁begin｜>", "<｜fim▁end｜>",
+    "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>",
+    "<｜tool▁outputs▁begin｜>", "<｜tool▁outputs▁end｜>", "<｜tool▁output▁begin｜>",
+    "<｜tool▁output▁end｜>", "<｜tool▁sep｜>",
+]
+
+# The DeepSeek-V3 architecture at toy width. MLA keeps DeepSeek's real per-head dimensions
+# (kv_lora_rank 512, rope 64, nope 128, v 128) so the MLA kernels run their production shapes.
+BASE_CONFIG: dict = {
+    "architectures": ["DeepseekV3ForCausalLM"],
+    "model_type": "deepseek_v3",
+    "attention_bias": False,
+    "attention_dropout": 0.0,
+    "bos_token_id": 0,
+    "eos_token_id": 1,
+    "pad_token_id": 2,
+    "hidden_act": "silu",
+    "hidden_size": 1024,
+    "initializer_range": 0.02,
+    "intermediate_size": 2048,
+    "kv_lora_rank": 512,
+    "max_position_embeddings": 4096,
+    "moe_intermediate_size": 256,
+    "moe_layer_freq": 1,
+    "first_k_dense_replace": 1,
+    "n_group": 4,
+    "n_routed_experts": 16,
+    "n_shared_experts": 1,
+    "norm_topk_prob": True,
+    "num_attention_heads": 16,
+    "num_experts_per_tok": 4,
+    "num_hidden_layers": 3,
+    "num_key_value_heads": 16,
+    "num_nextn_predict_layers": 1,
+    "q_lora_rank": 384,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "rms_norm_eps": 1e-06,
+    "rope_theta": 10000,
+    "rope_scaling": {
+        "beta_fast": 32,
+        "beta_slow": 1,
+        "factor": 4,
+        "mscale": 1.0,
+        "mscale_all_dim": 1.0,
+        "original_max_position_embeddings": 1024,
+        "type": "yarn",
+    },
+    "routed_scaling_factor": 2.5,
+    "scoring_func": "sigmoid",
+    "topk_group": 2,
+    "topk_method": "noaux_tc",
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "use_cache": True,
+    "vocab_size": 32000,
+}
+
+# DeepSeek's FP8 checkpoints: e4m3 weights with one scale per 128x128 block, activations
+# quantised on the fly.
+FP8_QUANTIZATION = {
+    "activation_scheme": "dynamic",
+    "fmt": "e4m3",
+    "quant_method": "fp8",
+    "weight_block_size": [128, 128],
+}
+
+# A DeepSeek-V3-style chat template (system prompt first, <｜User｜>/<｜Assistant｜> turns, tool calls
+# as fenced JSON between tool-call tokens, tool results between tool-output tokens) with a tools
+# section in the system prompt and a `thinking` switch (default off, as DeepSeek-V3.1) that opens
+# <think> like R1; SGLang's template detection reads that switch as DeepSeek's reasoning toggle.
+CHAT_TEMPLATE = (
+    "{% if not thinking is defined %}{% set thinking = false %}{% endif %}"
+    "{%- if not add_generation_prompt is defined %}{%- set add_generation_prompt = false %}{%- endif %}"
+    "{%- set ns = namespace(system_prompt='', is_first_sp=true, is_tool=false, is_output_first=true) %}"
+    "{%- for message in messages %}{%- if message['role'] == 'system' %}"
+    "{%- if ns.is_first_sp %}{%- set ns.system_prompt = ns.system_prompt + message['content'] %}"
+    "{%- set ns.is_first_sp = false %}"
+    "{%- else %}{%- set ns.system_prompt = ns.system_prompt + '\\n\\n' + message['content'] %}{%- endif %}"
+    "{%- endif %}{%- endfor %}"
+    "{%- if tools is defined and tools %}"
+    "{%- set ns.system_prompt = ns.system_prompt + ('\\n\\n' if ns.system_prompt else '')"
+    " + '## Tools\\nYou have access to the following tools:\\n' %}"
+    "{%- for tool in tools %}{%- set fn = tool['function'] if 'function' in tool else tool %}"
+    "{%- set ns.system_prompt = ns.system_prompt + '\\n### ' + fn['name'] + '\\nDescription: '"
+    " + (fn['description'] or '') + '\\nParameters: ' + (fn['parameters'] | tojson) + '\\n' %}"
+    "{%- endfor %}"
+    "{%- set ns.system_prompt = ns.system_prompt + '\\nIMPORTANT: ALWAYS use this exact format to call tools:\\n"
+    "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>tool_call_name\\n```json\\n"
+    "{\"arg\": \"value\"}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>' %}"
+    "{%- endif %}"
+    "{{- bos_token }}{{- ns.system_prompt }}"
+    "{%- for message in messages %}"
+    "{%- if message['role'] == 'user' %}{%- set ns.is_tool = false %}{{- '<｜User｜>' + message['content'] }}"
+    "{%- elif message['role'] == 'assistant' and message.get('tool_calls') %}{%- set ns.is_tool = false %}"
+    "{{- '<｜Assistant｜>' + (message['content'] or '') + '<｜tool▁calls▁begin｜>' }}"
+    "{%- for tool in message['tool_calls'] %}"
+    "{%- set args = tool['function']['arguments'] %}"
+    "{%- if args is not string %}{%- set args = args | tojson %}{%- endif %}"
+    "{{- '<｜tool▁call▁begin｜>' + tool.get('type', 'function') + '<｜tool▁sep｜>' + tool['function']['name']"
+    " + '\\n```json\\n' + args + '\\n```<｜tool▁call▁end｜>' }}"
+    "{%- endfor %}{{- '<｜tool▁calls▁end｜><｜end▁of▁sentence｜>' }}"
+    "{%- elif message['role'] == 'assistant' %}"
+    "{%- if ns.is_tool %}{{- '<｜tool▁outputs▁end｜>' }}{%- set ns.is_tool = false %}{%- endif %}"
+    "{%- set content = message['content'] or '' %}"
+    "{%- if '</think>' in content %}{%- set content = content.split('</think>')[-1] %}{%- endif %}"
+    "{{- '<｜Assistant｜>' + content + '<｜end▁of▁sentence｜>' }}"
+    "{%- elif message['role'] == 'tool' %}"
+    "{%- if not ns.is_tool %}{{- '<｜tool▁outputs▁begin｜>' }}{%- set ns.is_tool = true %}{%- endif %}"
+    "{{- '<｜tool▁output▁begin｜>' + message['content'] + '<｜tool▁output▁end｜>' }}"
+    "{%- endif %}{%- endfor %}"
+    "{%- if ns.is_tool %}{{- '<｜tool▁outputs▁end｜>' }}{%- endif %}"
+    "{%- if add_generation_prompt %}{{- '<｜Assistant｜>' }}"
+    "{%- if thinking %}{{- '<think>\\n' }}{%- endif %}{%- endif %}"
+)
+
+_SYLLABLES = ("ka ri to mu sa ne lo vi pe da go zu ha mi ro te nu si ba ko ye wa fu ji el an or "
+              "in th st qu ch sh pr tr gl bl cr dr fl gr pl sl sp sw").split()
+_CODE = ('def ', 'return ', 'import ', 'class ', 'for ', 'in ', 'if ', 'else:', '{"', '": ', '", ',
+         '"}', '```json\n', '```\n', '(', ')', '[', ']', ' = ', ' == ', '0', '1', '2', '42', '3.14',
+         'get_weather', 'city', 'Paris', 'Tokyo', 'unit', 'celsius', 'add', 'a', 'b', 'true', 'false')
+
+
+def corpus(seed: int = 0, lines: int = 30000) -> list[str]:
+    """Deterministic training text: invented words, sentences, numbers and code/JSON fragments."""
+    rng = random.Random(seed)
+    words = sorted({"".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(1, 4))) for _ in range(40000)})
+    out: list[str] = []
+    for i in range(lines):
+        kind = i % 5
+        if kind == 3:
+            out.append("".join(rng.choice(_CODE) for _ in range(rng.randint(4, 16))))
+        elif kind == 4:
+            out.append(" ".join(str(rng.randint(0, 10 ** rng.randint(1, 6))) for _ in range(rng.randint(2, 8))))
+        else:
+            sent = " ".join(rng.choice(words) for _ in range(rng.randint(4, 20)))
+            out.append(sent.capitalize() + rng.choice([".", "?", "!", ","]))
+    return out
+
+
+def build_tokenizer(vocab_size: int, seed: int = 0):
+    """A byte-level BPE with exactly `vocab_size` entries; DeepSeek's tokens at fixed ids."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size - len(ADDED_TOKENS),
+        special_tokens=[AddedToken(t, special=True, normalized=False) for t in SPECIAL_TOKENS],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(corpus(seed), trainer=trainer)
+    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in ADDED_TOKENS])
+    if tok.get_vocab_size(with_added_tokens=True) != vocab_size:
+        raise ShrinkError(
+            f"the tokenizer came out with {tok.get_vocab_size(with_added_tokens=True)} entries, not {vocab_size}: "
+            "the training text is too small for that vocabulary")
+    return tok
+
+
+def tokenizer_config(chat_template: str = CHAT_TEMPLATE) -> dict:
+    return {
+        "add_bos_token": False,
+        "add_eos_token": False,
+        "bos_token": BOS,
+        "eos_token": EOS,
+        "pad_token": PAD,
+        "unk_token": None,
+        "clean_up_tokenization_spaces": False,
+        "legacy": True,
+        "model_max_length": BASE_CONFIG["max_position_embeddings"],
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "chat_template": chat_template,
+    }
+
+
+def model_config(fp8: bool = False, vocab_size: int | None = None) -> dict:
+    config = json.loads(json.dumps(BASE_CONFIG))
+    if vocab_size is not None:
+        config["vocab_size"] = vocab_size
+    if fp8:
+        config["quantization_config"] = dict(FP8_QUANTIZATION)
+    return config
+
+
+def _dump(obj: dict) -> str:
+    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_tiny_model(directory: Path, fp8: bool = False, vocab_size: int | None = None, seed: int = 0) -> dict:
+    """Write the model folder; returns {file: sha256}. The tokenizer is trained once per call."""
+    directory = Path(directory)
+    config = model_config(fp8=fp8, vocab_size=vocab_size)
+    tok = build_tokenizer(config["vocab_size"], seed=seed)
+    vocab = tok.get_vocab(with_added_tokens=True)
+    if [vocab[t] for t in SPECIAL_TOKENS] != [config["bos_token_id"], config["eos_token_id"], config["pad_token_id"]]:
+        raise ShrinkError("special token ids do not match config.json's bos/eos/pad ids")
+    directory.mkdir(parents=True, exist_ok=True)
+    files = {
+        "config.json": _dump(config),
+        "generation_config.json": _dump({"bos_token_id": config["bos_token_id"], "do_sample": False,
+                                         "eos_token_id": config["eos_token_id"]}),
+        "tokenizer_config.json": _dump(tokenizer_config()),
+        "special_tokens_map.json": _dump({"bos_token": BOS, "eos_token": EOS, "pad_token": PAD}),
+        # tokenizers' own serialisation, re-dumped with sorted keys so the bytes never depend on it.
+        "tokenizer.json": _dump(json.loads(tok.to_str())),
+    }
+    digests = {}
+    for name, text in files.items():
+        data = text.encode("utf-8")
+        (directory / name).write_bytes(data)
+        digests[name] = hashlib.sha256(data).hexdigest()
+    return digests
+
+
+def model_digest(directory: Path) -> str:
+    """One hash over the model folder's files (names and bytes, weights excluded)."""
+    h = hashlib.sha256()
+    for path in sorted(Path(directory).glob("*.json")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()

@@ -1,0 +1,431 @@
+"""`shrink verify --gpu` and its on-device runner (`python -m shrinker.gpu.verify`).
+
+On the GPU machine (standard library + the bundle only):
+  python3 -m shrinker.gpu.verify record  --part N --out $OUT            # upstream -> reference
+  python3 -m shrinker.gpu.verify compare --part N --ref REF --out $OUT  # pruned vs the reference
+Here (no GPU needed):
+  python -m shrinker.gpu.verify report --ref REF --run DIR [DIR ...] --out reports/deepseek/v0.5.16
+A part is one device call's worth (cases.toml): 1 and 2 serve the launches and compare answers
+(part 1 also installs, times the first import and compiles the JIT sources), 3 times import,
+start-up and bench_one_batch, alternating upstream and pruned when both trees are installed.
+Exit codes: 0 all passed/recorded, 1 a case failed, 2 no GPU or bad input (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from shrinker.gpu import cases as cases_mod
+from shrinker.gpu import compare, install, jit, server
+
+VERSION_PACKAGES = ("sglang", "sglang-kernel", "torch", "triton", "transformers", "tokenizers",
+                    "flashinfer-python", "xgrammar", "apache-tvm-ffi", "pydantic", "fastapi", "openai")
+DEFAULT_DEADLINE_S = 540.0
+FIRST_LAUNCH_S = 200.0  # a first launch on a fresh machine compiles kernels (~130 s seen)
+LATER_LAUNCH_S = 100.0
+
+
+class NoGPU(Exception):
+    pass
+
+
+def gpu_missing_reason() -> str | None:
+    """None when a CUDA GPU is usable, else why not (one line)."""
+    if shutil.which("nvidia-smi") is None:
+        return "no GPU here: nvidia-smi not found (shrink verify --gpu runs on an NVIDIA machine)"
+    try:
+        proc = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"no GPU here: nvidia-smi failed ({exc})"
+    if proc.returncode != 0 or "GPU" not in proc.stdout:
+        return "no GPU here: nvidia-smi lists no GPU"
+    probe = "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)"
+    try:
+        code = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=120).returncode
+    except (OSError, subprocess.TimeoutExpired):
+        code = 1
+    if code != 0:
+        return "no GPU here: torch.cuda is not available"
+    return None
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def tree_env(inst: install.Installed, which: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({
+        "PYTHONPATH": inst.pythonpath(which),
+        "PYTHONUNBUFFERED": "1",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    })
+    return env
+
+
+_VERSIONS = r"""
+import json, sys, importlib.metadata as md
+out = {"python": sys.version.split()[0]}
+for name in sys.argv[1:]:
+    try:
+        out[name] = md.version(name)
+    except Exception:
+        out[name] = None
+try:
+    import torch
+    out["torch.cuda"] = torch.version.cuda
+    out["gpu"] = torch.cuda.get_device_name(0)
+    out["capability"] = ".".join(map(str, torch.cuda.get_device_capability(0)))
+except Exception as e:
+    out["gpu_error"] = repr(e)
+print(json.dumps(out))
+"""
+
+
+def environment(env: dict[str, str]) -> dict:
+    proc = subprocess.run([sys.executable, "-c", _VERSIONS, *VERSION_PACKAGES], capture_output=True, text=True,
+                          env=env, timeout=300)
+    info = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else {"error": proc.stderr[-500:]}
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                         capture_output=True, text=True)
+    info["nvidia-smi"] = smi.stdout.strip()
+    info["host"] = platform.node()
+    info["cpus"] = os.cpu_count()
+    return info
+
+
+def import_times(env: dict[str, str], runs: int) -> dict:
+    """Wall time of `python -c "import sglang.launch_server"`: the first run, then `runs` more."""
+    times, error = [], None
+    for _ in range(runs + 1):
+        s = time.monotonic()
+        proc = subprocess.run([sys.executable, "-c", "import sglang.launch_server"], capture_output=True, text=True,
+                              env=env, timeout=600)
+        if proc.returncode != 0:
+            error = (proc.stderr.strip().splitlines() or ["import failed"])[-1]
+            break
+        times.append(round(time.monotonic() - s, 3))
+    out = {"first_s": times[0] if times else None, "runs_s": times[1:],
+           "median_s": statistics.median(times[1:]) if len(times) > 1 else None}
+    if error:
+        out["error"] = error
+    return out
+
+
+def prepare_models(cases: cases_mod.Cases, inst: install.Installed, env: dict[str, str]) -> dict[str, dict]:
+    """Model name -> {path, load_format, digest}; seeded weights made once per machine."""
+    from shrinker.gpu.tiny_model import model_digest
+
+    out = {}
+    for name, spec in cases.raw["models"].items():
+        src = inst.models.get(spec["dir"])
+        if src is None:
+            out[name] = {"error": f"the bundle has no model {spec['dir']}"}
+            continue
+        entry = {"path": str(src), "load_format": "dummy", "config_digest": model_digest(src)}
+        if spec.get("seeded"):
+            dst = inst.root / "models" / f"{name}-seed{spec.get('seed', 0)}"
+            marker = dst / "weights.sha256"
+            if not marker.is_file():
+                code = ("import sys; from pathlib import Path; from shrinker.gpu.weights import write_weights; "
+                        "print(write_weights(Path(sys.argv[1]), Path(sys.argv[2]), seed=int(sys.argv[3])))")
+                wenv = dict(env)
+                wenv["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env["PYTHONPATH"]])
+                proc = subprocess.run([sys.executable, "-c", code, str(src), str(dst), str(spec.get("seed", 0))],
+                                      capture_output=True, text=True, env=wenv, timeout=600)
+                if proc.returncode != 0:
+                    out[name] = {"error": (proc.stderr.strip().splitlines() or ["weights failed"])[-1]}
+                    continue
+                marker.write_text(proc.stdout.strip().splitlines()[-1])
+            entry.update(path=str(dst), load_format="auto", weights_sha256=marker.read_text().strip())
+        out[name] = entry
+    return out
+
+
+def run_launch(launch: cases_mod.Launch, cases: cases_mod.Cases, model: dict, env: dict[str, str],
+               logs: Path, tag: str) -> dict:
+    """Start one server, send its request groups, stop it; the record of that launch."""
+    flags = cases.server_flags + ["--load-format", model["load_format"]] + launch.flags
+    rec: dict = {"model": launch.model, "flags": flags, "groups": launch.groups, "requests": {}}
+    if "error" in model:
+        rec["status"] = f"failed: model: {model['error']}"
+        return rec
+    work = logs / "cwd"
+    work.mkdir(parents=True, exist_ok=True)
+    srv = server.start(Path(model["path"]), flags, env, logs / f"{tag}-{launch.name}.log", work)
+    rec["command"] = " ".join(srv.proc.args if isinstance(srv.proc.args, list) else [str(srv.proc.args)])
+    try:
+        if not server.wait_ready(srv, cases.raw["server"]["startup_timeout_s"]):
+            rec["status"] = "failed: server did not become ready"
+            rec["log_tail"] = srv.log_tail(60)
+            return rec
+        rec["startup_s"] = round(srv.ready_s, 2)
+        timeout = cases.raw["server"]["request_timeout_s"]
+        for group in launch.groups:
+            for req in cases.requests(group):
+                s = time.monotonic()
+                try:
+                    if req.stream:
+                        status, resp = server.http_stream(srv.url + req.endpoint, req.body, timeout=timeout)
+                    else:
+                        status, resp = server.http_json(srv.url + req.endpoint, req.body, timeout=timeout)
+                except OSError as exc:
+                    status, resp = None, f"request failed: {exc}"
+                rec["requests"][req.name] = {
+                    "endpoint": req.endpoint,
+                    "http_status": status,
+                    "answer": compare.normalize(req.endpoint, resp, req.stream) if status == 200 else resp,
+                    "seconds": round(time.monotonic() - s, 3),
+                }
+        rec["status"] = "ok"
+        if srv.proc.poll() is not None:
+            rec["status"] = "failed: server died during the requests"
+        rec["log_tail"] = srv.log_tail(12)
+    finally:
+        server.stop(srv)
+    return rec
+
+
+def bench_one_batch(cases: cases_mod.Cases, model: dict, env: dict[str, str], logs: Path, tag: str) -> dict:
+    t = cases.timing
+    result_file = logs / f"{tag}-bench.jsonl"
+    result_file.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", t["bench_module"], "--model-path", model["path"], "--load-format", "dummy",
+           *t["bench_flags"], "--batch-size", *map(str, t["bench_batch_sizes"]),
+           "--input-len", str(t["bench_input_len"]), "--output-len", str(t["bench_output_len"]),
+           "--run-name", tag, "--result-filename", str(result_file)]
+    s = time.monotonic()
+    log = logs / f"{tag}-bench.log"
+    with log.open("w") as fh:
+        proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=str(logs), timeout=600)
+    out = {"command": " ".join(cmd), "seconds": round(time.monotonic() - s, 2), "rows": []}
+    if proc.returncode != 0 or not result_file.is_file():
+        out["error"] = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+        return out
+    for line in result_file.read_text().splitlines():
+        row = json.loads(line)
+        out["rows"].append({k: row.get(k) for k in ("batch_size", "input_len", "output_len", "prefill_latency",
+                                                     "median_decode_latency", "total_latency")})
+    return out
+
+
+def _write(out: Path, name: str, data: dict) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / name
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def _gather_logs(logs: Path, dst: Path, failed: set[str]) -> None:
+    """One text file with each server/bench log: whole for failures, the tail otherwise."""
+    parts = []
+    for f in sorted(logs.glob("*.log")):
+        lines = f.read_text(errors="replace").splitlines()
+        keep = 400 if any(name in f.name for name in failed) else 40
+        parts.append(f"===== {f.name} ({len(lines)} lines, last {min(keep, len(lines))})\n" + "\n".join(lines[-keep:]))
+    dst.write_text("\n\n".join(parts) + "\n")
+
+
+def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = None,
+             deadline_s: float = DEFAULT_DEADLINE_S, root: Path = install.DEFAULT_ROOT,
+             cases_file: Path = cases_mod.CASES_FILE, only: list[str] | None = None) -> int:
+    """Run one part on this machine; write results-part<N>-<tree>.json (and compare-part<N>.json)."""
+    t0 = time.monotonic()
+    reason = gpu_missing_reason()
+    if reason:
+        raise NoGPU(reason)
+    cases = cases_mod.load_cases(cases_file)
+    main_tree = "upstream" if mode == "record" else "pruned"
+    inst = install.install_bundle(ship, root=root)
+    if main_tree not in inst.trees:
+        raise install.InstallError(f"the bundle has no {main_tree} tree: run `shrink gpu-bundle --which {main_tree}`")
+    env = tree_env(inst, main_tree)
+    logs = root / "logs" / f"part{part}"
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    result: dict = {
+        "schema": 1, "mode": mode, "tree": main_tree, "part": part, "date": _now(),
+        "install": {"seconds": round(inst.seconds, 1), "reused": inst.reused, "steps": inst.steps,
+                    "bundle_created": inst.manifest.get("created"), "kernel_ops": inst.manifest.get("kernel_ops"),
+                    "archives": {a["file"]: {"sha256": a["sha256"], "bytes": a["bytes"]}
+                                 for a in inst.manifest["archives"]},
+                    "dropped": {k: v for a in inst.manifest["archives"] for k, v in a.get("dropped", {}).items()}},
+        "environment": environment(env),
+        "not_run": cases.raw.get("not_run", []),
+        "launches": {},
+    }
+    failed: set[str] = set()
+
+    if part in (1, 0):
+        result["import"] = import_times(env, runs=1)
+        pkg = inst.trees[main_tree] / "sglang"
+        jit_box: dict = {}
+        jit_thread = threading.Thread(
+            target=lambda: jit_box.update(jit.compile_all(pkg, env, budget_s=240, jobs=max(1, (os.cpu_count() or 2) // 2))),
+            daemon=True)
+        jit_thread.start()
+    else:
+        jit_thread = None
+
+    if part in (1, 2, 0):
+        models = prepare_models(cases, inst, env)
+        result["models"] = models
+        first = True
+        for launch in cases.launches:
+            if part and launch.part != part or (only and launch.name not in only):
+                continue
+            need = FIRST_LAUNCH_S if first else LATER_LAUNCH_S
+            if time.monotonic() - t0 + need > deadline_s:
+                result["launches"][launch.name] = {"status": "skipped: no time left in this call", "requests": {}}
+                continue
+            rec = run_launch(launch, cases, models[launch.model], env, logs, main_tree)
+            first = False
+            result["launches"][launch.name] = rec
+            if rec["status"] != "ok":
+                failed.add(launch.name)
+            ready = f" (ready in {rec['startup_s']} s)" if "startup_s" in rec else ""
+            print(f"[{time.monotonic() - t0:6.1f}s] {launch.name}: {rec['status']}{ready}", flush=True)
+
+    if jit_thread is not None:
+        jit_thread.join(timeout=max(1.0, deadline_s - (time.monotonic() - t0) - 20))
+        result["jit"] = {k: v for k, v in jit_box.items()} if jit_box else {"error": "did not finish in this call"}
+
+    if part in (3, 0):
+        result["timing"] = run_timing(cases, inst, main_tree, logs, t0, deadline_s, env)
+
+    result["seconds"] = round(time.monotonic() - t0, 1)
+    name = f"results-part{part}-{main_tree}.json"
+    _write(out, name, result)
+    _gather_logs(logs, out / f"logs-part{part}.txt", failed)
+
+    code = 0
+    if mode == "compare":
+        summary = compare_part(ref, result)
+        _write(out, f"compare-part{part}.json", summary)
+        for row in summary["cases"]:
+            print(f"  {row['status']:7} {row['launch']} / {row['request']}  {row['detail']}")
+        code = 0 if summary["passed"] else 1
+    else:
+        code = 0 if not failed else 1
+    print(f"part {part} ({mode}, {main_tree}) done in {result['seconds']} s -> {out / name}", flush=True)
+    return code
+
+
+def run_timing(cases: cases_mod.Cases, inst: install.Installed, main_tree: str, logs: Path, t0: float,
+               deadline_s: float, main_env: dict[str, str]) -> dict:
+    """Import time, server start-up and bench_one_batch; tree by tree, alternating, when both are here."""
+    t = cases.timing
+    trees = [main_tree] + [w for w in sorted(inst.trees) if w != main_tree]
+    envs = {w: tree_env(inst, w) for w in trees}
+    models = prepare_models(cases, inst, main_env)
+    out: dict = {"trees": trees, "import": {}, "startup": {}, "bench": {w: [] for w in trees}}
+    for w in trees:
+        out["import"][w] = import_times(envs[w], runs=t["import_runs"])
+    launch = cases.launch(t["startup_launch"])
+    for w in trees:
+        if time.monotonic() - t0 + LATER_LAUNCH_S > deadline_s:
+            out["startup"][w] = {"status": "skipped: no time left in this call"}
+            continue
+        rec = run_launch(cases_mod.Launch(launch.name, launch.part, launch.model, launch.flags, []),
+                         cases, models[launch.model], envs[w], logs, f"{w}-timing")
+        out["startup"][w] = {"status": rec["status"], "startup_s": rec.get("startup_s")}
+    for r in range(t["bench_rounds"]):
+        for w in trees:
+            if time.monotonic() - t0 + 90 > deadline_s:
+                out["bench"][w].append({"error": "skipped: no time left in this call"})
+                continue
+            out["bench"][w].append(bench_one_batch(cases, models[t["bench_model"]], envs[w], logs, f"{w}-r{r}"))
+    return out
+
+
+def compare_part(ref_dir: Path, result: dict) -> dict:
+    ref = compare.load_record(ref_dir)
+    launches_ref = {k: v for k, v in ref["launches"].items() if k in result["launches"]}
+    rows = compare.compare_launches(launches_ref, result["launches"])
+    summary = {"part": result["part"], "cases": compare.results_table(rows),
+               "passed": all(r.passed for r in rows)}
+    if "jit" in result and ref.get("jit"):
+        summary["jit"] = jit.compare_jit(ref["jit"], result["jit"])
+        summary["passed"] = summary["passed"] and summary["jit"]["passed"]
+    return summary
+
+
+def run_gpu_verify(tree: Path, upstream_root: Path) -> int:
+    """`shrink verify --gpu` on this machine: 2 without a GPU; else bundle, run all parts, report.
+
+    `tree` and `upstream_root` are repository roots (each holding python/sglang).
+    """
+    reason = gpu_missing_reason()
+    if reason:
+        print(reason, file=sys.stderr)
+        return 2
+    from shrinker import paths
+    from shrinker.gpu import bundle
+
+    spec = bundle.load_spec()
+    kernel = paths.cache_dir() / "downloads" / spec["kernel"]["wheel"]
+    bundle.build_bundle({"pruned": Path(tree) / "python", "upstream": Path(upstream_root) / "python"}, kernel,
+                        limit=1 << 40)
+    ref = reference_dir()
+    run_dir = bundle.bundle_dir() / "local-run"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    code = run_part("compare", 0, bundle.ship_dir(), run_dir, ref=ref, deadline_s=float("inf"))
+    from shrinker.gpu import report
+
+    report.write_report(ref, [run_dir], reference_dir().parent)
+    return code
+
+
+def reference_dir() -> Path:
+    from shrinker import paths
+
+    return paths.reports_dir("deepseek", "0.5.16") / "gpu-reference"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m shrinker.gpu.verify", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("record", "compare"):
+        p = sub.add_parser(name)
+        p.add_argument("--part", type=int, required=True, help="1, 2 or 3 (cases.toml); 0 runs everything")
+        p.add_argument("--ship", type=Path, default=Path(".gpu-bundle/ship"))
+        p.add_argument("--out", type=Path, required=True)
+        p.add_argument("--deadline", type=float, default=DEFAULT_DEADLINE_S, help="seconds this call may use")
+        p.add_argument("--only", nargs="*", help="launch names to run (default: the part's)")
+        if name == "compare":
+            p.add_argument("--ref", type=Path, required=True)
+    p = sub.add_parser("report")
+    p.add_argument("--ref", type=Path, required=True)
+    p.add_argument("--run", type=Path, nargs="+", required=True)
+    p.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "report":
+            from shrinker.gpu import report
+
+            return report.write_report(args.ref, args.run, args.out)
+        return run_part(args.cmd, args.part, args.ship, args.out, ref=getattr(args, "ref", None),
+                        deadline_s=args.deadline, only=args.only)
+    except NoGPU as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except (install.InstallError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

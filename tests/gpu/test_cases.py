@@ -1,0 +1,49 @@
+"""cases.toml: launches per part, fixed prompts, request bodies (greedy, DeepSeek parsers)."""
+
+from __future__ import annotations
+
+from shrinker.gpu.cases import generate_requests, load_cases, prompts
+from shrinker.gpu.tiny_model import BASE_CONFIG
+
+
+def test_launches_cover_backends_graphs_fp8_mtp():
+    cases = load_cases()
+    names = {launch.name: launch for launch in cases.launches}
+    flags = {n: " ".join(launch.flags) for n, launch in names.items()}
+    assert any("triton" in f and "--disable-cuda-graph" in f for f in flags.values())
+    assert any("triton" in f and "--disable-cuda-graph" not in f for f in flags.values())
+    assert any("flashinfer" in f and "--disable-cuda-graph" in f for f in flags.values())
+    assert any("flashinfer" in f and "--disable-cuda-graph" not in f for f in flags.values())
+    assert any("--speculative-algorithm" in f for f in flags.values())
+    assert any(cases.model(launch.model)["dir"] == "tiny-fp8" for launch in cases.launches)
+    assert {launch.part for launch in cases.launches} == {1, 2}
+    assert any("chat" in launch.groups for launch in cases.launches)
+    server = " ".join(cases.server_flags)
+    assert "--tool-call-parser deepseekv3" in server and "--reasoning-parser deepseek-r1" in server
+    assert "--random-seed" in server
+    for launch in cases.launches:
+        assert cases.model(launch.model)  # every launch names a defined model
+
+
+def test_prompts_are_fixed_and_avoid_special_tokens():
+    spec = load_cases().raw["generate"]
+    a, b = prompts(spec), prompts(spec)
+    assert a == b and [len(p) for p in a] == spec["lengths"]
+    assert all(spec["first_id"] <= t <= spec["last_id"] < BASE_CONFIG["vocab_size"] for p in a for t in p)
+
+
+def test_generate_requests_are_greedy_with_several_batch_sizes():
+    reqs = generate_requests(load_cases().raw["generate"])
+    assert all(r.body["sampling_params"]["temperature"] == 0.0 for r in reqs)
+    batch_sizes = {len(r.body["input_ids"]) if isinstance(r.body["input_ids"][0], list) else 1 for r in reqs}
+    assert {1, 3, 8} <= batch_sizes
+
+
+def test_chat_requests_are_greedy_and_use_tools_and_reasoning():
+    reqs = load_cases().requests("chat")
+    by = {r.name: r for r in reqs}
+    assert all(r.body["temperature"] == 0.0 and r.endpoint == "/v1/chat/completions" for r in reqs)
+    assert by["chat-tools-required"].body["tool_choice"] == "required" and by["chat-tools-required"].body["tools"]
+    assert by["chat-reasoning"].body["chat_template_kwargs"] == {"thinking": True}
+    assert by["chat-reasoning-stream"].stream and by["chat-reasoning-stream"].body["stream"] is True
+    assert "tools" not in by["chat-plain"].body

@@ -1,0 +1,93 @@
+"""Comparison logic: identical vs differing token ids; JSON equal apart from ids, timestamps, latencies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from shrinker.gpu import compare
+
+
+def _gen(ids, logprobs=None, latency=0.1):
+    meta = {"id": "abc", "finish_reason": {"type": "length", "length": len(ids)}, "prompt_tokens": 5,
+            "completion_tokens": len(ids), "e2e_latency": latency}
+    if logprobs is not None:
+        meta["output_token_logprobs"] = [[lp, i, None] for lp, i in zip(logprobs, ids)]
+    return {"text": "t", "output_ids": ids, "meta_info": meta}
+
+
+def test_identical_token_ids_pass_despite_latency_and_ids():
+    a = compare.normalize("/generate", [_gen([1, 2, 3], latency=0.1), _gen([4, 5])])
+    b = compare.normalize("/generate", [_gen([1, 2, 3], latency=9.0), _gen([4, 5])])
+    assert compare.compare_answers(a, b) == ("pass", "identical")
+
+
+def test_differing_token_ids_fail_with_the_place():
+    a = compare.normalize("/generate", [_gen([1, 2, 3]), _gen([4, 5])])
+    b = compare.normalize("/generate", [_gen([1, 2, 3]), _gen([4, 6])])
+    status, detail = compare.compare_answers(a, b)
+    assert status == "fail" and detail == "[1].output_ids[1]: 5 != 6"
+
+
+def test_length_difference_fails():
+    status, detail = compare.compare_answers(compare.normalize("/generate", _gen([1, 2])),
+                                             compare.normalize("/generate", _gen([1, 2, 3])))
+    assert status == "fail" and "output_ids" in detail
+
+
+def test_logprobs_tolerance():
+    a = compare.normalize("/generate", _gen([1, 2], logprobs=[-1.0, -2.0]))
+    near = compare.normalize("/generate", _gen([1, 2], logprobs=[-1.0, -2.004]))
+    far = compare.normalize("/generate", _gen([1, 2], logprobs=[-1.0, -2.5]))
+    assert compare.compare_answers(a, a) == ("pass", "identical")
+    status, detail = compare.compare_answers(a, near)
+    assert status == "pass" and "within" in detail
+    status, detail = compare.compare_answers(a, far)
+    assert status == "fail" and "logprobs differ" in detail
+
+
+def _chat(content, tool_args='{"city": "Paris"}', call_id="call_1", created=1, fp="fp1"):
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": created, "model": "tiny",
+            "system_fingerprint": fp,
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": content, "reasoning_content": None,
+                "tool_calls": [{"id": call_id, "type": "function", "index": 0,
+                                "function": {"name": "get_weather", "arguments": tool_args}}]}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17}}
+
+
+def test_chat_json_ignores_ids_and_timestamps_only():
+    a = compare.normalize("/v1/chat/completions", _chat(None))
+    b = compare.normalize("/v1/chat/completions", _chat(None, call_id="call_zz", created=99, fp="fp2"))
+    assert compare.compare_answers(a, b) == ("pass", "identical")
+    c = compare.normalize("/v1/chat/completions", _chat(None, tool_args='{"city": "Tokyo"}'))
+    status, detail = compare.compare_answers(a, c)
+    assert status == "fail" and detail.startswith(".choices[0].message.tool_calls[0].function.arguments")
+    d = compare.normalize("/v1/chat/completions", {**_chat(None), "extra": 1})
+    assert compare.compare_answers(a, d) == ("fail", ".extra: only in this run")
+
+
+def test_stream_folding_ignores_chunking():
+    def chunk(**delta):
+        return {"id": "x", "created": 1, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+
+    end = {"id": "x", "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}
+    one = [chunk(reasoning_content="ab"), chunk(reasoning_content="c"), chunk(content="d"), end]
+    two = [chunk(reasoning_content="a"), chunk(reasoning_content="bc"), chunk(content="d"), end]
+    a, b = compare.fold_stream(one), compare.fold_stream(two)
+    assert a == b == {"content": "d", "reasoning_content": "abc", "tool_calls": [], "finish_reason": "length",
+                      "usage": None}
+
+
+def test_compare_launches_and_load_record(tmp_path: Path):
+    ok = {"status": "ok", "requests": {"gen": {"http_status": 200, "answer": {"output_ids": [1, 2]}}}}
+    bad = {"status": "ok", "requests": {"gen": {"http_status": 200, "answer": {"output_ids": [1, 3]}}}}
+    (tmp_path / "results-part1-upstream.json").write_text(json.dumps({"part": 1, "launches": {"a": ok}}))
+    (tmp_path / "results-part2-upstream.json").write_text(json.dumps(
+        {"part": 2, "launches": {"b": ok, "c": {"status": "failed: x", "requests": {}}}}))
+    ref = compare.load_record(tmp_path)
+    assert sorted(ref["launches"]) == ["a", "b", "c"] and len(ref["parts"]) == 2
+    rows = compare.compare_launches(ref["launches"], {"a": ok, "b": bad})
+    assert [(r.launch, r.status) for r in rows] == [("a", "pass"), ("b", "fail")]  # c failed upstream: skipped
+    rows = compare.compare_launches(ref["launches"], {"a": {"status": "failed: boom"}})
+    assert [(r.launch, r.status) for r in rows] == [("a", "error"), ("b", "missing")]

@@ -1,0 +1,81 @@
+"""gpu-verify.json/.md: pending before a pruned run; cases, JIT regressions and ratios after."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from shrinker.gpu import report
+
+OK = {"status": "ok", "startup_s": 55.0, "flags": ["--attention-backend", "triton"],
+      "requests": {"gen-batch-3": {"http_status": 200, "answer": [{"output_ids": [1, 2]}]}}}
+JIT = {"files": {"csrc/a.cuh": {"status": "built"}, "csrc/b.cuh": {"status": "failed", "error": "e"}},
+       "built": 1, "failed": 1, "timeout": 0, "total": 2, "seconds": 3.0, "jobs": 8, "budget_s": 240}
+
+
+def _ref(tmp_path: Path) -> Path:
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    (ref / "results-part1-upstream.json").write_text(json.dumps({
+        "part": 1, "date": "2026-11-22T00:00:00Z", "environment": {"gpu": "NVIDIA H100 80GB HBM3"},
+        "not_run": [{"name": "fa3", "why": "not shipped"}], "jit": JIT, "launches": {"triton-graph": OK}}))
+    return ref
+
+
+def test_pending_before_pruned_runs(tmp_path: Path):
+    code = report.write_report(_ref(tmp_path), [], tmp_path / "out")
+    md = (tmp_path / "out" / "gpu-verify.md").read_text()
+    assert code == 0 and "**pending**" in md and "triton-graph" in md and "fa3: not shipped" in md
+    assert json.loads((tmp_path / "out" / "gpu-verify.json").read_text())["pruned"] == "pending"
+
+
+def _run(tmp_path: Path, answer, jit_b="failed", timing=None) -> Path:
+    run = tmp_path / "run"
+    run.mkdir(exist_ok=True)
+    launches = {"triton-graph": {**OK, "requests": {"gen-batch-3": {"http_status": 200, "answer": answer}}}}
+    jit = {**JIT, "files": {"csrc/a.cuh": {"status": "built"}, "csrc/b.cuh": {"status": jit_b, "error": "x"}}}
+    (run / "results-part1-pruned.json").write_text(json.dumps(
+        {"part": 1, "launches": launches, "jit": jit, "timing": timing}))
+    from shrinker.gpu import compare
+
+    rows = compare.compare_launches({"triton-graph": OK}, launches)
+    (run / "compare-part1.json").write_text(json.dumps({"part": 1, "cases": compare.results_table(rows),
+                                                         "passed": all(r.passed for r in rows)}))
+    return run
+
+
+def test_pass_and_fail(tmp_path: Path):
+    ref = _ref(tmp_path)
+    assert report.write_report(ref, [_run(tmp_path, [{"output_ids": [1, 2]}])], tmp_path / "o1") == 0
+    assert "1/1 passed" in (tmp_path / "o1" / "gpu-verify.md").read_text()
+    assert report.write_report(ref, [_run(tmp_path, [{"output_ids": [1, 9]}])], tmp_path / "o2") == 1
+    md = (tmp_path / "o2" / "gpu-verify.md").read_text()
+    assert "0/1 passed" in md and "[0].output_ids[1]: 2 != 9" in md
+
+
+def test_jit_regression_fails(tmp_path: Path):
+    # a.cuh built upstream; failing in the pruned tree is a regression even when every answer matches
+    run = tmp_path / "run"
+    run.mkdir()
+    jit = {**JIT, "files": {"csrc/a.cuh": {"status": "failed", "error": "missing header"}}}
+    (run / "results-part1-pruned.json").write_text(json.dumps({"part": 1, "launches": {}, "jit": jit}))
+    (run / "compare-part1.json").write_text(json.dumps({"part": 1, "cases": [
+        {"launch": "triton-graph", "request": "gen-batch-3", "status": "pass", "detail": "identical"}]}))
+    assert report.write_report(_ref(tmp_path), [run], tmp_path / "o") == 1
+    data = json.loads((tmp_path / "o" / "gpu-verify.json").read_text())
+    assert data["jit"]["regressions"] == [{"file": "csrc/a.cuh", "error": "missing header"}]
+
+
+def test_timing_ratios():
+    bench = lambda lat: [{"rows": [{"batch_size": 1, "input_len": 256, "output_len": 32, "prefill_latency": lat,
+                                    "median_decode_latency": lat / 10, "total_latency": lat * 2}]}]
+    timing = {"trees": ["pruned", "upstream"],
+              "import": {"pruned": {"median_s": 9.0}, "upstream": {"median_s": 10.0}},
+              "startup": {"pruned": {"startup_s": 50.0}, "upstream": {"startup_s": 50.0}},
+              "bench": {"pruned": bench(0.11), "upstream": bench(0.10)}}
+    r = report.timing_ratios(timing)
+    assert r["import_ratio"] == 0.9 and r["startup_ratio"] == 1.0
+    assert r["bench"]["bs1-in256-out32"]["prefill_latency"]["ratio"] == 1.1
+    assert r["over_limit"] == ["bs1-in256-out32 prefill_latency", "bs1-in256-out32 median_decode_latency",
+                               "bs1-in256-out32 total_latency"]
+    assert report.timing_ratios({"trees": ["pruned"]}) == {}

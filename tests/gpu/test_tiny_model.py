@@ -1,0 +1,105 @@
+"""The tiny DeepSeek-V3 model: real MLA dims, dense + MoE + NextN, DeepSeek tokens, same bytes every run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shrinker.gpu import tiny_model
+from shrinker.gpu.tiny_model import ADDED_TOKENS, SPECIAL_TOKENS, model_digest, write_tiny_model
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("tiny")
+    write_tiny_model(d)
+    return d
+
+
+def test_config_has_deepseek_v3_shapes(model_dir: Path):
+    c = json.loads((model_dir / "config.json").read_text())
+    assert c["architectures"] == ["DeepseekV3ForCausalLM"] and c["model_type"] == "deepseek_v3"
+    # MLA with DeepSeek's real per-head dimensions
+    assert (c["kv_lora_rank"], c["qk_rope_head_dim"], c["qk_nope_head_dim"], c["v_head_dim"]) == (512, 64, 128, 128)
+    assert c["q_lora_rank"] > 0
+    # dense layers first, then MoE layers; grouped top-k routing; a shared expert; one NextN layer
+    assert 1 <= c["first_k_dense_replace"] < c["num_hidden_layers"]
+    assert c["n_routed_experts"] >= 16 and c["n_group"] > 1 and c["topk_group"] < c["n_group"]
+    assert c["n_routed_experts"] % c["n_group"] == 0 and c["num_experts_per_tok"] <= c["n_routed_experts"]
+    assert c["topk_method"] == "noaux_tc" and c["n_shared_experts"] >= 1
+    assert c["num_nextn_predict_layers"] == 1
+    assert "quantization_config" not in c
+
+
+def test_fp8_variant(tmp_path: Path):
+    c = tiny_model.model_config(fp8=True)
+    assert c["quantization_config"] == {"quant_method": "fp8", "weight_block_size": [128, 128],
+                                        "activation_scheme": "dynamic", "fmt": "e4m3"}
+    # FP8 block quantisation needs the GEMM inner dimensions in whole 128-blocks
+    for key in ("hidden_size", "intermediate_size", "moe_intermediate_size", "q_lora_rank", "kv_lora_rank"):
+        assert c[key] % 128 == 0, key
+
+
+def test_tokenizer_matches_config_and_carries_deepseek_tokens(model_dir: Path):
+    c = json.loads((model_dir / "config.json").read_text())
+    tok = json.loads((model_dir / "tokenizer.json").read_text())
+    added = {t["content"]: t for t in tok["added_tokens"]}
+    vocab_size = len(tok["model"]["vocab"]) + sum(1 for t in added if t not in tok["model"]["vocab"])
+    assert vocab_size == c["vocab_size"]
+    assert set(SPECIAL_TOKENS + ADDED_TOKENS) <= set(added)
+    assert added["<｜begin▁of▁sentence｜>"]["id"] == c["bos_token_id"]
+    assert added["<｜end▁of▁sentence｜>"]["id"] == c["eos_token_id"]
+    assert added["<｜begin▁of▁sentence｜>"]["special"] and not added["<｜tool▁calls▁begin｜>"]["special"]
+    assert not added["</think>"]["special"]  # stays in decoded text for the reasoning parser
+    cfg = json.loads((model_dir / "tokenizer_config.json").read_text())
+    assert cfg["bos_token"] == SPECIAL_TOKENS[0] and "<｜Assistant｜>" in cfg["chat_template"]
+
+
+def test_same_bytes_every_run(model_dir: Path, tmp_path: Path):
+    again = tmp_path / "again"
+    write_tiny_model(again)
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json",
+                 "special_tokens_map.json"):
+        assert (again / name).read_bytes() == (model_dir / name).read_bytes(), name
+    assert model_digest(again) == model_digest(model_dir)
+
+
+def test_tokenizer_round_trip_and_special_ids(model_dir: Path):
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    text = "<｜User｜>Weather in Paris?<｜Assistant｜><think>\nok</think>{\"city\": \"Paris\"}"
+    ids = tok.encode(text).ids
+    assert tok.decode(ids, skip_special_tokens=False) == text
+    assert tok.token_to_id("<｜User｜>") in ids and tok.token_to_id("</think>") in ids
+
+
+def test_chat_template_renders_deepseek_turns(model_dir: Path):
+    jinja2 = pytest.importorskip("jinja2")
+    cfg = json.loads((model_dir / "tokenizer_config.json").read_text())
+    env = jinja2.Environment()
+    env.filters["tojson"] = lambda v: json.dumps(v)
+    tmpl = env.from_string(cfg["chat_template"])
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": "d",
+                                               "parameters": {"type": "object"}}}]
+    msgs = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Lima\"}"}}]},
+            {"role": "tool", "content": "19"}]
+    out = tmpl.render(messages=msgs, tools=tools, bos_token=cfg["bos_token"], add_generation_prompt=True)
+    assert out.startswith("<｜begin▁of▁sentence｜>S\n\n## Tools")
+    assert ("<｜User｜>U<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n"
+            "```json\n{\"city\": \"Lima\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>") in out
+    assert out.endswith("<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>19<｜tool▁output▁end｜>"
+                        "<｜tool▁outputs▁end｜><｜Assistant｜>")
+    thinking = tmpl.render(messages=msgs[1:2], bos_token="", add_generation_prompt=True, thinking=True)
+    assert thinking == "<｜User｜>U<｜Assistant｜><think>\n"
+
+
+def test_small_vocab_and_too_small_corpus(tmp_path: Path):
+    c = tiny_model.model_config(vocab_size=1024)
+    assert c["vocab_size"] == 1024
+    tok = tiny_model.build_tokenizer(1024)
+    assert tok.get_vocab_size(with_added_tokens=True) == 1024

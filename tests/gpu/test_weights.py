@@ -1,0 +1,32 @@
+"""Seeded weights: checkpoint names and shapes match DeepSeek-V3's (what SGLang's loader maps)."""
+
+from __future__ import annotations
+
+from shrinker.gpu.tiny_model import model_config
+from shrinker.gpu.weights import _seed_for, checkpoint_shapes
+
+
+def test_names_and_shapes():
+    c = model_config()
+    s = checkpoint_shapes(c)
+    h, heads = c["hidden_size"], c["num_attention_heads"]
+    assert s["model.layers.0.mlp.gate_proj.weight"][0] == (c["intermediate_size"], h)  # dense layer 0
+    assert "model.layers.0.mlp.gate.weight" not in s
+    assert s["model.layers.1.mlp.gate.weight"][0] == (c["n_routed_experts"], h)  # MoE from layer 1
+    assert s["model.layers.1.mlp.experts.15.down_proj.weight"][0] == (h, c["moe_intermediate_size"])
+    assert s["model.layers.1.self_attn.kv_a_proj_with_mqa.weight"][0] == (c["kv_lora_rank"] + c["qk_rope_head_dim"], h)
+    assert s["model.layers.1.self_attn.q_b_proj.weight"][0] == (heads * 192, c["q_lora_rank"])
+    assert s["model.layers.1.self_attn.kv_b_proj.weight"][0] == (heads * 256, c["kv_lora_rank"])
+    # the NextN layer sits after the last decoder layer, with its own norms, projection and head
+    n = c["num_hidden_layers"]
+    assert s[f"model.layers.{n}.eh_proj.weight"][0] == (h, 2 * h)
+    assert s[f"model.layers.{n}.shared_head.head.weight"][0] == (c["vocab_size"], h)
+    assert f"model.layers.{n}.mlp.experts.0.gate_proj.weight" in s
+    assert f"model.layers.{n + 1}.input_layernorm.weight" not in s
+    assert s["model.norm.weight"] == ((h,), "norm")
+
+
+def test_seeds_differ_by_name_and_seed():
+    assert _seed_for(0, "a") != _seed_for(0, "b")
+    assert _seed_for(0, "a") != _seed_for(1, "a")
+    assert _seed_for(0, "a") == _seed_for(0, "a")
