@@ -164,8 +164,8 @@ def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: 
 
 def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_batches: bool = False,
                   dry_run: bool = False, reset: bool = False, jobs: int = 2,
-                  use_verify: bool = True) -> list[BatchOutcome]:
-    upstream = load()
+                  use_verify: bool = True, spec: str | None = None) -> list[BatchOutcome]:
+    upstream = load(spec)
     rules = load_rules(profile)
     plan = load_batches(profile, upstream.version)
     tree = paths.work_tree_dir(profile, upstream.version)

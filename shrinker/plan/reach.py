@@ -13,9 +13,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
-from shrinker.errors import ShrinkError
 from shrinker.graph.build import ImportGraph
-from shrinker.plan.registries import RegistryView, apply_registries
+from shrinker.plan.registries import Problems, RegistryView, apply_registries
 from shrinker.rules.predicates import PredicateTable, evaluate_source
 from shrinker.rules.schema import ModuleRule, Rules
 
@@ -55,6 +54,7 @@ class Reach:
     cuts: list[tuple[str, str, int, str]] = field(default_factory=list)  # (kept importer, removed, line, why)
     dead_edges: dict[tuple[str, str], DeadReason] = field(default_factory=dict)
     registries: RegistryView = field(default_factory=RegistryView)
+    rule_problems: list[str] = field(default_factory=list)  # lenient runs only (regen)
 
 
 def record_dead(record: dict, importer: str, view: RegistryView, table: PredicateTable,
@@ -62,6 +62,10 @@ def record_dead(record: dict, importer: str, view: RegistryView, table: Predicat
     """Why one import record runs no code on CUDA for this profile, or None if it is live."""
     if record.get("type_checking"):
         return DeadReason("type_checking", "only under `if TYPE_CHECKING`")
+    function = record.get("function", "")
+    for part in function.split("."):
+        if part in rules.platform.methods:
+            return DeadReason("platform_guard", f"only inside {part}, a per-platform method removed on CUDA")
     for guard in record.get("guards", []):
         if evaluate_source(guard, table) is False:
             return DeadReason("platform_guard", f"only under `if {guard}` (False on CUDA)")
@@ -77,18 +81,24 @@ def record_dead(record: dict, importer: str, view: RegistryView, table: Predicat
     return None
 
 
-def _check_roots(g: ImportGraph, rules: Rules) -> None:
+def _check_roots(g: ImportGraph, rules: Rules, problems: Problems) -> None:
     for root in rules.roots:
         if root.module not in g.module_path:
             near = difflib.get_close_matches(root.module, sorted(g.module_path), n=3, cutoff=0.6)
-            raise ShrinkError(f"unknown root {root.module!r} (closest: {', '.join(near) or 'none close'})")
+            problems(f"unknown root {root.module!r} (closest: {', '.join(near) or 'none close'})")
+    for kind, rule_list in (("remove", rules.remove), ("keep", rules.keep)):
+        for i, rule in enumerate(rule_list):
+            if not any(pattern_matches(rule.pattern, m) for m in g.module_path):
+                problems(f"rule {kind}[{i}] {rule.pattern} matches no module upstream")
 
 
-def compute_reach(g: ImportGraph, rules: Rules) -> Reach:
-    _check_roots(g, rules)
+def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True) -> Reach:
+    """strict: a rule naming what upstream lacks is an error; else it is listed in rule_problems."""
+    problems = Problems(strict)
+    _check_roots(g, rules, problems)
     table = PredicateTable(rules.platform)
-    view = apply_registries(g, rules)
-    reach = Reach(registries=view)
+    view = apply_registries(g, rules, problems)
+    reach = Reach(registries=view, rule_problems=problems.found)
 
     for module in g.module_path:
         hit = first_rule(rules.remove, module)
@@ -111,7 +121,8 @@ def compute_reach(g: ImportGraph, rules: Rules) -> Reach:
         queue.append(module)
 
     for root in rules.roots:
-        keep(root.module, "root", f"root: {root.reason}")
+        if root.module in g.module_path:
+            keep(root.module, "root", f"root: {root.reason}")
     for module in sorted(g.module_path):
         hit = first_rule(rules.keep, module)
         if hit:

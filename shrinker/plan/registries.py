@@ -15,6 +15,23 @@ from shrinker.graph.records import FileFacts
 from shrinker.rules.schema import Registry, Rules
 
 
+class RuleProblem(ShrinkError):
+    """A rule that names something upstream does not have (raised, or collected when lenient)."""
+
+
+class Problems:
+    """Strict (plan): the first problem is a one-line error. Lenient (regen): collect them all."""
+
+    def __init__(self, strict: bool = True):
+        self.strict = strict
+        self.found: list[str] = []
+
+    def __call__(self, message: str) -> None:
+        if self.strict:
+            raise RuleProblem(message)
+        self.found.append(message)
+
+
 @dataclass
 class RegistryView:
     """What the registries decide, in the terms the reachability pass and the codemods need."""
@@ -31,28 +48,29 @@ def _closest(word: str, choices) -> str:
     return ", ".join(near) if near else "none close"
 
 
-def _require_module(g: ImportGraph, module: str, what: str) -> FileFacts:
+def _require_module(g: ImportGraph, module: str, what: str, problems: Problems) -> FileFacts | None:
     facts = g.facts.get(module)
     if facts is None:
-        raise ShrinkError(f"{what}: no module {module!r} upstream (closest: {_closest(module, g.facts)})")
+        problems(f"{what}: no module {module!r} upstream (closest: {_closest(module, g.facts)})")
     return facts
 
 
-def _check_keys(reg: Registry, found: set[str]) -> None:
+def _check_keys(reg: Registry, found: set[str], problems: Problems) -> None:
     for key in reg.keep:
         if key not in found:
-            raise ShrinkError(f"registry {reg.name}: unknown key {key!r} (closest: {_closest(key, found)})")
+            problems(f"registry {reg.name}: unknown key {key!r} (closest: {_closest(key, found)})")
 
 
-def _module_scan(g: ImportGraph, rules: Rules, reg: Registry, view: RegistryView) -> None:
-    _require_module(g, reg.scanner, f"registry {reg.name} scanner")
+def _module_scan(g: ImportGraph, rules: Rules, reg: Registry, view: RegistryView, problems: Problems) -> None:
+    if _require_module(g, reg.scanner, f"registry {reg.name} scanner", problems) is None:
+        return
     prefix = reg.package + "."
     candidates = [m for m, f in g.facts.items()
                   if m.startswith(prefix) and "." not in m[len(prefix):] and not f.is_package]
     found = {name for m in candidates for name in g.facts[m].entry_class}
     for arch in rules.architectures.keep:
         if arch not in found:
-            raise ShrinkError(f"architectures: unknown architecture {arch!r} (closest: {_closest(arch, found)})")
+            problems(f"architectures: unknown architecture {arch!r} (closest: {_closest(arch, found)})")
     kept = set(rules.architectures.keep)
     view.all_keys[reg.name] = found
     view.removed_keys[reg.name] = found - kept
@@ -68,26 +86,30 @@ def _module_scan(g: ImportGraph, rules: Rules, reg: Registry, view: RegistryView
                                            f"is not a kept architecture")
 
 
-def _decorator(g: ImportGraph, reg: Registry, view: RegistryView) -> None:
-    facts = _require_module(g, reg.module, f"registry {reg.name}")
+def _decorator(g: ImportGraph, reg: Registry, view: RegistryView, problems: Problems) -> None:
+    facts = _require_module(g, reg.module, f"registry {reg.name}", problems)
+    if facts is None:
+        return
     found = {key for deco, key, _ in facts.registry_defs if deco == reg.decorator}
     if not found:
-        raise ShrinkError(f"registry {reg.name}: no @{reg.decorator}(KEY) functions in {reg.module}")
-    _check_keys(reg, found)
+        return problems(f"registry {reg.name}: no @{reg.decorator}(KEY) functions in {reg.module}")
+    _check_keys(reg, found, problems)
     view.all_keys[reg.name] = found
     view.removed_keys[reg.name] = found - set(reg.keep)
 
 
-def _dict(g: ImportGraph, reg: Registry, view: RegistryView) -> None:
-    facts = _require_module(g, reg.module, f"registry {reg.name}")
+def _dict(g: ImportGraph, reg: Registry, view: RegistryView, problems: Problems) -> None:
+    facts = _require_module(g, reg.module, f"registry {reg.name}", problems)
+    if facts is None:
+        return
     literals = [d for d in facts.dicts if d.name == reg.variable or d.name.endswith("." + reg.variable.split(".")[-1])
                 and reg.variable.split(".")[-1] == d.name.split(".")[-1]]
     if not literals:
         names = sorted({d.name for d in facts.dicts})
-        raise ShrinkError(f"registry {reg.name}: no dict {reg.variable!r} in {reg.module} "
-                          f"(closest: {_closest(reg.variable, names)})")
+        return problems(f"registry {reg.name}: no dict {reg.variable!r} in {reg.module} "
+                        f"(closest: {_closest(reg.variable, names)})")
     found = {e.key for d in literals for e in d.entries}
-    _check_keys(reg, found)
+    _check_keys(reg, found, problems)
     keep = set(reg.keep)
     view.all_keys[reg.name] = found
     view.removed_keys[reg.name] = found - keep
@@ -96,13 +118,14 @@ def _dict(g: ImportGraph, reg: Registry, view: RegistryView) -> None:
     view.dead_names.setdefault(reg.module, {}).update({name: reg.name for name in dead})
 
 
-def apply_registries(g: ImportGraph, rules: Rules) -> RegistryView:
+def apply_registries(g: ImportGraph, rules: Rules, problems: Problems | None = None) -> RegistryView:
+    problems = problems or Problems(strict=True)
     view = RegistryView()
     for reg in rules.registries:
         if reg.kind == "module_scan":
-            _module_scan(g, rules, reg, view)
+            _module_scan(g, rules, reg, view, problems)
         elif reg.kind == "decorator":
-            _decorator(g, reg, view)
+            _decorator(g, reg, view, problems)
         elif reg.kind == "dict":
-            _dict(g, reg, view)
+            _dict(g, reg, view, problems)
     return view

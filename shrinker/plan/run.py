@@ -32,10 +32,11 @@ class PlanResult:
     seconds: float
 
 
-def analyse(upstream: Upstream, rules: Rules, *, jobs: int = 2) -> tuple[ImportGraph, Reach, list[Decision], list[BatchPlan]]:
+def analyse(upstream: Upstream, rules: Rules, *, jobs: int = 2,
+            strict: bool = True) -> tuple[ImportGraph, Reach, list[Decision], list[BatchPlan]]:
     """The whole decision without writing anything (regen and tests use it on other trees)."""
     graph = build_graph(upstream.root, jobs=jobs)
-    reach = compute_reach(graph, rules)
+    reach = compute_reach(graph, rules, strict=strict)
     decisions, _ = decide(graph, reach, rules)
     batches = make_batches(graph, reach, rules, decisions)
     return graph, reach, decisions, batches
@@ -51,11 +52,11 @@ def plan_extra(reach: Reach) -> dict:
 
 
 def make_plan(profile: str = "deepseek", spec: str | None = None, *, jobs: int = 2,
-              out_dir: Path | None = None) -> PlanResult:
+              out_dir: Path | None = None, strict: bool = True) -> PlanResult:
     start = time.perf_counter()
     upstream = load(spec)
     rules = load_rules(profile)
-    graph, reach, decisions, batches = analyse(upstream, rules, jobs=jobs)
+    graph, reach, decisions, batches = analyse(upstream, rules, jobs=jobs, strict=strict)
     summary = summarize(decisions, upstream.spec, upstream.version, profile)
     out_dir = out_dir or paths.manifests_dir(profile, upstream.version)
     write_manifests(out_dir, decisions, batches, summary, plan_extra(reach))

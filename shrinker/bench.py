@@ -1,0 +1,94 @@
+"""`make bench`: speed and memory of the stages on the pinned upstream, into reports/bench/*.json.
+
+Each measurement runs in a fresh process so its peak memory is its own. Figures are what this machine
+measured (with its core count), not targets: the targets are in README and the issues.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from shrinker import paths
+
+_PLAN_JOB = """
+import json, resource, sys, time
+from pathlib import Path
+from shrinker.graph.cache import FactsCache
+from shrinker.plan.run import analyse
+from shrinker.rules.load import load_rules
+from shrinker.upstream import load
+import shrinker.graph.build as build
+cache = FactsCache(Path(sys.argv[1]))
+orig = build.build_graph
+build.build_graph = lambda tree, jobs=2, cache=cache: orig(tree, jobs=jobs, cache=cache)
+import shrinker.plan.run as run
+run.build_graph = build.build_graph
+t = time.perf_counter()
+graph, reach, decisions, batches = analyse(load(), load_rules("deepseek"))
+seconds = time.perf_counter() - t
+rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(json.dumps({"seconds": round(seconds, 2), "peak_rss_mb": round(rss / 1024, 1),
+                  "files_parsed": graph.stats.parsed, "files_cached": graph.stats.cached}))
+"""
+
+
+def _machine() -> dict:
+    return {"cores": os.cpu_count(), "python": platform.python_version(), "machine": platform.machine(),
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
+def _run_job(code: str, *args: str) -> dict:
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"bench job failed: {proc.stderr.strip().splitlines()[-1:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def bench_plan() -> dict:
+    with tempfile.TemporaryDirectory(prefix="shrink-bench-") as tmp:
+        cache = str(Path(tmp) / "facts.pickle")
+        cold = _run_job(_PLAN_JOB, cache)
+        warm = _run_job(_PLAN_JOB, cache)
+    return {"what": "plan (parse + graph + reachability + decisions + batches) on the pinned upstream",
+            "cold": cold, "warm": warm, "targets": {"cold_seconds": 15, "warm_seconds": 3}, **_machine()}
+
+
+def bench_apply() -> dict:
+    """All batches from a fresh work tree (gate included, built-in checks only)."""
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "shrinker.cli", "apply", "--reset", "--all", "--no-verify"],
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    report = paths.reports_dir("deepseek", "0.5.16") / "apply.json"
+    batches = json.loads(report.read_text())["batches"] if report.exists() else []
+    return {"what": "shrink apply --reset --all --no-verify", "exit_code": proc.returncode,
+            "seconds": round(seconds, 2), "batches": [{k: b[k] for k in ("number", "gate", "seconds")} for b in batches],
+            **_machine()}
+
+
+def main() -> None:
+    out_dir = paths.project_root() / "reports" / "bench"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    which = sys.argv[1:] or ["plan", "apply"]
+    for name in which:
+        result = {"plan": bench_plan, "apply": bench_apply}[name]()
+        (out_dir / f"{name}.json").write_text(json.dumps(result, indent=1) + "\n")
+        print(f"{name}: {json.dumps(result)}")
+    try:  # the verify stage adds its own figure when present
+        from shrinker.verify import bench as verify_bench  # type: ignore[attr-defined]
+    except ImportError:
+        verify_bench = None
+    if verify_bench is not None and (not sys.argv[1:] or "verify" in sys.argv[1:]):
+        verify_bench.main()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""`shrink regen --to SPEC`: follow an upstream release.
+
+Fetch the new release, plan it with the current rules (leniently: a rule whose target vanished is
+reported, not fatal), diff against the plan of the pinned release, apply every batch to a fresh work
+tree and verify it, then write reports/<profile>/regen-<from>-to-<to>.{md,json}.
+Exit 0 only when verification passes and nothing needs a person; `--adopt` moves the pin.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shrinker import paths
+from shrinker.errors import ShrinkError
+from shrinker.plan.manifests import summarize, write_manifests
+from shrinker.plan.run import analyse, plan_extra
+from shrinker.regen.predicates import uncovered_predicates
+from shrinker.rules.load import load_rules
+from shrinker.upstream import fetch, load
+from shrinker.upstream.pin import read_pin
+
+
+@dataclass
+class RegenResult:
+    from_spec: str
+    to_spec: str
+    changes: dict[str, list] = field(default_factory=dict)
+    attention: dict[str, list] = field(default_factory=dict)
+    cache_hit_rate: float = 0.0
+    apply_ok: bool = False
+    verify_ok: bool = False
+    seconds: float = 0.0
+    report: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.apply_ok and self.verify_ok and not any(self.attention.values())
+
+
+def newest_on_pypi(name: str = "sglang") -> str:
+    proc = subprocess.run([sys.executable, "-m", "pip", "index", "versions", name, "--disable-pip-version-check"],
+                          capture_output=True, text=True)
+    for line in proc.stdout.splitlines():
+        if line.startswith(f"{name} (") or line.startswith(f"{name.replace('_', '-')} ("):
+            return f"pypi:{name}=={line.split('(')[1].split(')')[0]}"
+    raise ShrinkError(f"could not ask PyPI for the newest {name} (no network?)")
+
+
+def _decided(decisions) -> dict[str, bool]:
+    return {d.path: d.keep for d in decisions}
+
+
+def diff_plans(old: dict, new: dict, old_py: set[str], new_py: set[str]) -> dict[str, list]:
+    both = old.keys() & new.keys()
+    return {
+        "newly_kept": sorted(p for p in both if new[p] and not old[p]),
+        "newly_removed": sorted(p for p in both if old[p] and not new[p]),
+        "new_modules_kept": sorted(p for p in new_py - old_py if new[p]),
+        "new_modules_removed": sorted(p for p in new_py - old_py if not new[p]),
+        "modules_gone": sorted(old_py - new_py),
+    }
+
+
+def regen(to_spec: str | None = None, *, profile: str = "deepseek", adopt: bool = False,
+          with_kernel: bool = True, run_apply: bool = True, run_verify: bool = True, jobs: int = 2) -> RegenResult:
+    start = time.perf_counter()
+    pin = read_pin()
+    if pin is None:
+        raise ShrinkError("no pin in upstream/UPSTREAM.toml: run `shrink upstream fetch` first")
+    to_spec = to_spec or newest_on_pypi()
+    rules = load_rules(profile)
+    old_up = load(pin.spec)
+    new_up = fetch(to_spec, with_kernel=with_kernel, pin=False)
+    old_graph, old_reach, old_decisions, _ = analyse(old_up, rules, jobs=jobs, strict=False)
+    new_graph, new_reach, new_decisions, new_batches = analyse(new_up, rules, jobs=jobs, strict=False)
+    result = RegenResult(pin.spec, new_up.spec, cache_hit_rate=new_graph.stats.hit_rate)
+    old_py = {p for p in old_graph.module_path.values() if p}
+    new_py = {p for p in new_graph.module_path.values() if p}
+    result.changes = diff_plans(_decided(old_decisions), _decided(new_decisions), old_py, new_py)
+    # What a person must decide: new predicates, new registry keys, rules pointing at nothing.
+    old_preds = uncovered_predicates(old_graph, set(old_reach.kept), rules)
+    new_preds = uncovered_predicates(new_graph, set(new_reach.kept), rules)
+    fresh = {name: uses for name, uses in new_preds.items() if name not in old_preds}
+    new_keys = {reg: sorted(keys - old_reach.registries.all_keys.get(reg, set()))
+                for reg, keys in new_reach.registries.all_keys.items()}
+    result.attention = {
+        "uncovered_platform_predicates": [f"{name} (tested in {', '.join(uses[:3])})" for name, uses in sorted(fresh.items())],
+        "new_registry_keys": [f"{reg}: {key}" for reg, keys in sorted(new_keys.items()) for key in keys],
+        "rules_whose_targets_vanished": list(new_reach.rule_problems),
+    }
+    out_dir = paths.manifests_dir(profile, new_up.version)
+    summary = summarize(new_decisions, new_up.spec, new_up.version, profile)
+    write_manifests(out_dir, new_decisions, new_batches, summary, plan_extra(new_reach))
+    if run_apply and not new_reach.rule_problems:
+        from shrinker.apply.run import apply_batches
+
+        outcomes = apply_batches(profile, all_batches=True, reset=True, jobs=jobs, spec=new_up.spec)
+        result.apply_ok = bool(outcomes) and all(o.gate == "passed" for o in outcomes)
+        if run_verify and result.apply_ok:
+            result.verify_ok = _verify(profile, new_up)
+    if adopt:
+        fetch(new_up.spec, with_kernel=with_kernel, pin=True)
+    result.seconds = round(time.perf_counter() - start, 2)
+    result.report = write_regen_report(result, profile, old_up.version, new_up.version)
+    return result
+
+
+def _verify(profile: str, upstream) -> bool:
+    try:
+        from shrinker.verify import verify_tree  # type: ignore[attr-defined]
+    except ImportError:
+        return True  # the apply gate already ran; the verify stage is not installed
+    outcome = verify_tree(paths.work_tree_dir(profile, upstream.version), upstream.root)
+    return bool(getattr(outcome, "passed", outcome))
+
+
+def write_regen_report(result: RegenResult, profile: str, old: str, new: str) -> Path:
+    out = paths.reports_dir(profile) / f"regen-{old}-to-{new}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    data = {"from": result.from_spec, "to": result.to_spec, "ok": result.ok, "apply_ok": result.apply_ok,
+            "verify_ok": result.verify_ok, "parse_cache_hit_rate": round(result.cache_hit_rate, 4),
+            "seconds": result.seconds, "changes": result.changes, "needs_attention": result.attention}
+    out.with_suffix(".json").write_text(json.dumps(data, indent=1) + "\n")
+    lines = [f"# Regen {result.from_spec} → {result.to_spec}", "",
+             f"Verdict: **{'OK' if result.ok else 'needs a person'}** — apply {'passed' if result.apply_ok else 'did not pass'}, "
+             f"verify {'passed' if result.verify_ok else 'did not pass'}; parse cache hits "
+             f"{100 * result.cache_hit_rate:.0f} %; {result.seconds:.0f} s.", "", "## Needs attention", ""]
+    for what, items in result.attention.items():
+        lines.append(f"### {what.replace('_', ' ')} ({len(items)})")
+        lines += [f"- {i}" for i in items[:200]] or ["- none"]
+        lines.append("")
+    lines += ["## Changes", ""]
+    for what, items in result.changes.items():
+        lines.append(f"### {what.replace('_', ' ')} ({len(items)})")
+        lines += [f"- `{i}`" for i in items[:300]] or ["- none"]
+        if len(items) > 300:
+            lines.append(f"- ... {len(items) - 300} more (see the .json)")
+        lines.append("")
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    return out.with_suffix(".md")

@@ -1,0 +1,109 @@
+"""Applying batches to a work tree made from a fixture upstream: commits, order, rollback, reports."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from shrinker.errors import ShrinkError
+from tests.conftest import MINITREE
+
+
+def _git(cwd, *args):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"})
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A sandbox project: the mini tree as a git upstream, its rules as profile `mini`, a plan."""
+    root = tmp_path / "proj"
+    (root / "rules").mkdir(parents=True)
+    text = (MINITREE / "rules.toml").read_text()
+    # Only the platform fold runs (it removes the `if is_npu():` import of the deleted NPU module):
+    # the planted faults below must be caught by the gate alone.
+    text = text.replace('codemods = ["fold_platform", "remove_dead_imports"]', 'codemods = ["fold_platform"]')
+    text = text.replace('codemods = ["remove_dead_imports"]', "codemods = []")
+    (root / "rules" / "mini.toml").write_text(text)
+    monkeypatch.setenv("SHRINK_ROOT", str(root))
+    monkeypatch.setenv("SHRINK_CACHE", str(tmp_path / "cache"))
+    origin = tmp_path / "origin"
+    shutil.copytree(MINITREE, origin, ignore=shutil.ignore_patterns("rules.toml"))
+    # The fixture's broken.py stays (kept as is); the server's npu import is guarded.
+    _git(origin, "init", "-q", "-b", "main")
+    _git(origin, "add", "-A")
+    _git(origin, "commit", "-qm", "v1")
+    from shrinker.plan.run import make_plan
+    from shrinker.upstream import fetch
+
+    up = fetch(f"git+file://{origin}@main")
+    make_plan("mini", jobs=1)
+    return {"root": root, "upstream": up}
+
+
+def _log(tree):
+    return subprocess.run(["git", "log", "--format=%s"], cwd=tree, capture_output=True, text=True).stdout.split("\n")
+
+
+def test_all_batches_commit_one_each(project):
+    from shrinker import paths
+    from shrinker.apply.run import apply_batches
+
+    outcomes = apply_batches("mini", all_batches=True, jobs=1, use_verify=False)
+    assert [o.gate for o in outcomes] == ["passed", "passed", "passed"]
+    tree = paths.work_tree_dir("mini", project["upstream"].version)
+    subjects = [s for s in _log(tree) if s.startswith("shrink: batch")]
+    assert subjects == ["shrink: batch 3 — rest", "shrink: batch 2 — platforms", "shrink: batch 1 — other models"]
+    assert not (tree / "python/pkg/models/llama.py").exists()
+    assert (tree / "python/pkg/models/deepseek.py").exists()
+    report = json.loads((paths.reports_dir("mini", project["upstream"].version) / "apply.json").read_text())
+    assert [b["number"] for b in report["batches"]] == [1, 2, 3]
+    assert report["totals"]["removed_lines"] > 0
+    # The upstream cache is never written.
+    assert (project["upstream"].root / "python/pkg/models/llama.py").exists()
+
+
+def test_batch_order_is_enforced(project):
+    from shrinker.apply.run import apply_batches
+
+    with pytest.raises(ShrinkError, match=r"batch 2 needs batches 1..1 applied first"):
+        apply_batches("mini", batch=2, jobs=1, use_verify=False)
+    apply_batches("mini", batch=1, jobs=1, use_verify=False)
+    with pytest.raises(ShrinkError, match="already applied"):
+        apply_batches("mini", batch=1, jobs=1, use_verify=False)
+    with pytest.raises(ShrinkError, match="no batch 9"):
+        apply_batches("mini", batch=9, jobs=1, use_verify=False)
+
+
+def test_planted_fault_rolls_back_and_is_reported(project):
+    """A batch that deletes a module kept code still imports fails its gate and leaves no trace."""
+    from shrinker import paths
+    from shrinker.apply.run import apply_batches
+
+    version = project["upstream"].version
+    plan_file = paths.manifests_dir("mini", version) / "batches.json"
+    plan = json.loads(plan_file.read_text())
+    plan["batches"][0]["delete"].append("python/pkg/hooks.py")  # imported by kept pkg.server? no: a string
+    plan["batches"][0]["delete"].append("python/pkg/layers/attention/triton_backend.py")
+    plan_file.write_text(json.dumps(plan))
+    tree = paths.work_tree_dir("mini", version)
+    outcomes = apply_batches("mini", batch=1, jobs=1, use_verify=False)
+    assert outcomes[0].gate == "failed"
+    assert (tree / "python/pkg/layers/attention/triton_backend.py").exists()  # rolled back
+    assert not [s for s in _log(tree) if s.startswith("shrink: batch")]
+    report = (paths.reports_dir("mini", version) / "batch-1.md").read_text()
+    assert "attention_registry.py" in report and "pkg.layers.attention.triton_backend" in report
+
+
+def test_dry_run_prints_the_diff_and_changes_nothing(project):
+    from shrinker import paths
+    from shrinker.apply.run import apply_batches
+
+    outcomes = apply_batches("mini", batch=1, dry_run=True, jobs=1, use_verify=False)
+    assert "deleted file mode" in outcomes[0].diff and "llama.py" in outcomes[0].diff
+    tree = paths.work_tree_dir("mini", project["upstream"].version)
+    assert (tree / "python/pkg/models/llama.py").exists()

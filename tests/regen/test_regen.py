@@ -1,0 +1,92 @@
+"""Regen between two fixture releases: every diff category, and exit 1 when a person is needed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from tests.conftest import MINITREE
+
+ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+       "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
+
+
+def _git(cwd, *args):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=ENV)
+
+
+def _release(origin, tag):
+    _git(origin, "add", "-A")
+    _git(origin, "commit", "-qm", tag)
+    _git(origin, "tag", tag)
+
+
+@pytest.fixture
+def two_releases(tmp_path, monkeypatch):
+    root = tmp_path / "proj"
+    (root / "rules").mkdir(parents=True)
+    shutil.copy(MINITREE / "rules.toml", root / "rules" / "mini.toml")
+    monkeypatch.setenv("SHRINK_ROOT", str(root))
+    monkeypatch.setenv("SHRINK_CACHE", str(tmp_path / "cache"))
+    origin = tmp_path / "origin"
+    shutil.copytree(MINITREE, origin, ignore=shutil.ignore_patterns("rules.toml"))
+    pkg = origin / "python" / "pkg"
+    (pkg / "version.py").write_text('__version__ = "1.0"\n')
+    _git(origin, "init", "-q", "-b", "main")
+    _release(origin, "v1")
+    # v2: a new model, a new attention backend, a new platform predicate, the NPU backend gone,
+    # and a kept helper no longer imported.
+    (pkg / "version.py").write_text('__version__ = "2.0"\n')
+    (pkg / "models" / "qwen.py").write_text("class QwenForCausalLM:\n    pass\n\n\nEntryClass = QwenForCausalLM\n")
+    reg = pkg / "layers" / "attention_registry.py"
+    reg.write_text(reg.read_text() + '\n\n@register_attention_backend("newattn")\ndef create_new(runner):\n'
+                   '    from pkg.layers.attention.triton_backend import TritonBackend\n\n    return TritonBackend(runner)\n')
+    common = pkg / "utils" / "common.py"
+    common.write_text(common.read_text() + "\n\ndef is_tpu():\n    return False\n")
+    server = pkg / "server.py"
+    text = server.read_text().replace("from .utils.common import is_npu, is_hip",
+                                      "from .utils.common import is_npu, is_hip, is_tpu")
+    text = text.replace("    from pkg.npu.graph_runner import NPUGraphRunner\n", "    pass\n")
+    text = text.replace("try:\n    from pkg.optional_fast import fast_path",
+                        "if is_tpu():\n    import pkg.tpu_only\n\ntry:\n    from pkg.optional_fast import fast_path")
+    server.write_text(text)
+    (pkg / "tpu_only.py").write_text("X = 1\n")
+    shutil.rmtree(pkg / "npu")
+    _release(origin, "v2")
+    from shrinker.upstream import fetch
+
+    fetch(f"git+file://{origin}@v1")  # the pin
+    return origin
+
+
+def test_regen_reports_each_category_and_needs_a_person(two_releases):
+    from shrinker.regen.run import regen
+
+    result = regen(f"git+file://{two_releases}@v2", profile="mini", run_apply=False, jobs=1)
+    ch, att = result.changes, result.attention
+    assert "python/pkg/models/qwen.py" in ch["new_modules_removed"]
+    assert "python/pkg/tpu_only.py" in ch["new_modules_kept"]  # guarded by a predicate no rule knows
+    assert "python/pkg/npu/graph_runner.py" in ch["modules_gone"]
+    assert any(i.startswith("is_tpu (tested in python/pkg/server.py") for i in att["uncovered_platform_predicates"])
+    assert att["new_registry_keys"] == ["attention_backends: newattn", "models: QwenForCausalLM"]
+    assert any("pkg.npu.**" in p and "matches no module" in p for p in att["rules_whose_targets_vanished"])
+    assert not result.ok
+    report = json.loads(result.report.with_suffix(".json").read_text())
+    assert report["needs_attention"]["uncovered_platform_predicates"]
+    assert result.report.name == "regen-v1-to-v2.md"  # git refs name the versions here
+    # Unchanged files between the releases were not parsed again.
+    assert result.cache_hit_rate > 0.8
+
+
+def test_regen_cli_exits_1_with_the_list(two_releases):
+    from typer.testing import CliRunner
+
+    from shrinker.cli import app
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["regen", "--to", f"git+file://{two_releases}@v2", "-p", "mini", "--no-apply"])
+    assert res.exit_code == 1
+    assert "is_tpu" in res.output
