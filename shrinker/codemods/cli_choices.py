@@ -34,6 +34,14 @@ from shrinker.rules.schema import Registry
 _LITERALS = (cst.List, cst.Tuple, cst.Set)
 
 
+def _strings(value: cst.BaseExpression) -> list[str]:
+    """The strings an expression may evaluate to: a literal, or the arms of `a if c else b`."""
+    if isinstance(value, cst.IfExp):
+        return _strings(value.body) + _strings(value.orelse)
+    string = string_value(value)
+    return [] if string is None else [string]
+
+
 def _option_names(reg: Registry) -> set[str]:
     """`variable` as an option: field name and flag spelling (`mm_attention_backend`, `--mm-attention-backend`)."""
     name = reg.variable.lstrip("-").replace("-", "_")
@@ -70,7 +78,7 @@ class PruneCliChoices(ShrinkCodemod):
         for attr, value, node in self._stores:  # assignments seen before their option was
             for reg in self._option_regs.get(attr, ()):
                 if value in self._removed(reg):
-                    self.report(node, f"{attr} is set to '{value}', a key removed from {reg.name} "
+                    self.report(node, f"{attr} is set to '{value}', a key removed from {reg.follows or reg.name} "
                                       f"(a rule decision: keep the key or change this)")
         return tree
 
@@ -123,10 +131,9 @@ class PruneCliChoices(ShrinkCodemod):
         if len(updated_node.targets) != 1:
             return updated_node
         target = updated_node.targets[0].target
-        string = string_value(updated_node.value)
-        if string is not None and isinstance(target, cst.Attribute) and \
-                get_full_name_for_node(target.value) == "self":
-            self._stores.append((target.attr.value, string, original_node))
+        if isinstance(target, cst.Attribute) and get_full_name_for_node(target.value) == "self":
+            for string in _strings(updated_node.value):
+                self._stores.append((target.attr.value, string, original_node))
         return self._assigned(target, updated_node.value, updated_node, original_node)
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):

@@ -163,6 +163,7 @@ def test_defaults_pointing_to_removed_keys_are_reported_not_changed() -> None:
             def __post_init__(self):
                 if self.device == "cpu":
                     self.draft_backend = "intel_amx"
+                    self.attention_backend = ("torch_native" if arm64() else "wave")
 
             @staticmethod
             def add_cli_args(parser):
@@ -173,10 +174,12 @@ def test_defaults_pointing_to_removed_keys_are_reported_not_changed() -> None:
     assert transform.findings == [
         "sglang/srt/server_args.py:7: default 'aiter' of attention_backend is a key removed from "
         "attention_backends (a rule decision: keep the key or change the default)",
-        "sglang/srt/server_args.py:16: default 'ascend' of lora_backend is a key removed from "
+        "sglang/srt/server_args.py:17: default 'ascend' of lora_backend is a key removed from "
         "attention_backends (a rule decision: keep the key or change the default)",
         "sglang/srt/server_args.py:12: draft_backend is set to 'intel_amx', a key removed from "
-        "attention_backend_choices (a rule decision: keep the key or change this)",
+        "attention_backends (a rule decision: keep the key or change this)",
+        "sglang/srt/server_args.py:13: attention_backend is set to 'wave', a key removed from "
+        "attention_backends (a rule decision: keep the key or change this)",
     ]
 
 
