@@ -89,7 +89,7 @@ class PruneCliChoices(ShrinkCodemod):
             keys = keys | (frozenset(present) - frozenset(reg.keep))
         return keys
 
-    def _prune(self, value: cst.BaseExpression, reg: Registry, where: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    def _prune_literal(self, value: cst.BaseExpression, reg: Registry, where: cst.CSTNode) -> Optional[cst.BaseExpression]:
         if not isinstance(value, _LITERALS):
             return None
         present = [v for v in (string_value(getattr(e, "value", None)) for e in value.elements) if v is not None]
@@ -122,7 +122,7 @@ class PruneCliChoices(ShrinkCodemod):
                 self._aliases[target.value] = source[0]
             return node
         for reg in regs:
-            new = self._prune(value, reg, original)
+            new = self._prune_literal(value, reg, original)
             if new is not None:
                 return node.with_changes(value=new)
         return node
@@ -152,7 +152,7 @@ class PruneCliChoices(ShrinkCodemod):
                 return cst.RemoveFromParent()
             return updated_node
         for reg in regs:
-            new = self._prune(arg, reg, original_node)
+            new = self._prune_literal(arg, reg, original_node)
             if new is not None:
                 return updated_node.with_changes(value=call.with_changes(args=[call.args[0].with_changes(value=new)]))
         return updated_node
@@ -191,7 +191,7 @@ class PruneCliChoices(ShrinkCodemod):
         for reg in self._regs:
             if option["name"] and option["name"] in _option_names(reg):
                 option["regs"].append(reg)
-                new = self._prune(updated_node.value, reg, original_node)
+                new = self._prune_literal(updated_node.value, reg, original_node)
                 if new is not None:
                     return updated_node.with_changes(value=new)
         return updated_node

@@ -56,18 +56,18 @@ def _last(name: str | None) -> str:
     return (name or "").rpartition(".")[2]
 
 
-def _pure(test: cst.BaseExpression) -> bool:
+def pure_test(test: cst.BaseExpression) -> bool:
     """A test whose evaluation can be dropped: names, attributes, no-argument calls, constants."""
     if isinstance(test, (cst.Name, cst.Attribute, cst.SimpleString, cst.Integer)):
         return True
     if isinstance(test, cst.Call):
         return not test.args and isinstance(test.func, (cst.Name, cst.Attribute))
     if isinstance(test, cst.UnaryOperation):
-        return _pure(test.expression)
+        return pure_test(test.expression)
     if isinstance(test, cst.BooleanOperation):
-        return _pure(test.left) and _pure(test.right)
+        return pure_test(test.left) and pure_test(test.right)
     if isinstance(test, cst.Comparison):
-        return _pure(test.left) and all(_pure(c.comparator) for c in test.comparisons)
+        return pure_test(test.left) and all(pure_test(c.comparator) for c in test.comparisons)
     return False
 
 
@@ -244,7 +244,7 @@ class PruneRegistries(ShrinkCodemod):
         return [r for r in self._regs if r.kind == "dict" and any(fnmatchcase(p, r.variable) for p in paths)]
 
     # -- dict registries
-    def _prune(self, value: cst.BaseExpression, regs: list[Registry]) -> cst.BaseExpression | None:
+    def _prune_literal(self, value: cst.BaseExpression, regs: list[Registry]) -> cst.BaseExpression | None:
         keys = frozenset().union(*(self._keys[r.name] for r in regs))
         if isinstance(value, cst.Dict):
             def drop(el: cst.CSTNode) -> bool:
@@ -282,14 +282,14 @@ class PruneRegistries(ShrinkCodemod):
         if isinstance(target, cst.Subscript):
             return self._subscript_store(target, updated_node)
         regs = self._dict_regs(target)
-        new = self._prune(updated_node.value, regs) if regs else None
+        new = self._prune_literal(updated_node.value, regs) if regs else None
         return updated_node if new is None else updated_node.with_changes(value=new)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign):
         if updated_node.value is None:
             return updated_node
         regs = self._dict_regs(updated_node.target)
-        new = self._prune(updated_node.value, regs) if regs else None
+        new = self._prune_literal(updated_node.value, regs) if regs else None
         return updated_node if new is None else updated_node.with_changes(value=new)
 
     def _subscript_store(self, target: cst.Subscript, node: cst.Assign):
@@ -312,7 +312,7 @@ class PruneRegistries(ShrinkCodemod):
         regs = self._dict_regs(call.func.value)
         if not regs:
             return updated_node
-        new = self._prune(call.args[0].value, regs)
+        new = self._prune_literal(call.args[0].value, regs)
         if new is None:
             return updated_node
         if not new.elements:  # type: ignore[attr-defined]
@@ -330,7 +330,7 @@ class PruneRegistries(ShrinkCodemod):
         emptied = not body or (len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine)
                                and not body[0].body)
         if self._removed_statements > mark and emptied and updated_node.orelse is None \
-                and _pure(updated_node.test):
+                and pure_test(updated_node.test):
             self.changes["emptied_ifs_removed"] += 1
             self._removed_statements += 1
             return cst.RemoveFromParent()
