@@ -1,0 +1,323 @@
+"""Drop module-level imports and simple assignments that the edits of THIS run left unused.
+
+Only names the pre-edit module used and the edited module no longer uses go; a name already unused
+upstream stays (it may be a re-export), and so does any name in `__all__`, any dunder, and any
+name other kept modules import from this one. SGLang shapes handled:
+  - `from sglang.srt.utils import is_hip, is_npu, is_cuda` after the platform folds: only the
+    aliases nothing reads any more go; `import torch_npu` style whole statements go;
+  - `_is_hip = is_hip()` / `_use_aiter = get_bool_env_var("SGLANG_USE_AITER") and _is_hip`
+    module flags (and then, on the next pass, the predicate import they were the last use of);
+  - `if TYPE_CHECKING:` imports whose last use went (the emptied block goes too);
+  - `try: from x import y; except ImportError: y = None` when `y` is unused: the whole try goes;
+  - `if cond: X = 1 else: X = 2` when `X` is unused: both arms go, then the `if` (a pure test).
+Values must be free of obvious side effects (names, attributes, literals, operators and calls
+whose arguments are such): `_x = register_op(...)` with a lambda or comprehension argument stays.
+
+API for the pipeline (the codemod needs the module as it was before this run's edits):
+    RemoveNewlyUnusedNames(context, inputs, original=<pre-edit source str or cst.Module>)
+`NEEDS_ORIGINAL = True` marks it; without `original` it reads `context.scratch[ORIGINAL_KEY]`,
+and with neither it raises ShrinkError (a pipeline bug, never a silent no-op). Run it LAST, after
+every other codemod of the batch, on the same tree. Which names other modules import comes from
+`inputs.removed.imported` (module -> names, "*" = all public names; see `imported_names_from_facts`);
+while the plan does not provide it, public names are assumed imported and only `_private` names go.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Iterable, Mapping, Optional, Union
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.metadata import (
+    Assignment,
+    ImportAssignment,
+    MetadataWrapper,
+    ParentNodeProvider,
+    ScopeProvider,
+)
+
+from shrinker.codemods.base import ShrinkCodemod
+from shrinker.codemods.elements import drop_elements
+from shrinker.codemods.inputs import CodemodInputs, Removed
+from shrinker.codemods.registries import pure_test, string_value
+from shrinker.codemods.removed_imports import module_and_package
+from shrinker.errors import ShrinkError
+
+ORIGINAL_KEY = "shrinker.original_module"
+_PREFIX = object()
+Binding = Union[cst.ImportAlias, cst.Assign, cst.AnnAssign]
+
+
+def imported_names(removed: Removed) -> Optional[Mapping[str, frozenset[str]]]:
+    """Names kept modules import from each module (`Removed.imported`), or None when unknown."""
+    return getattr(removed, "imported", None)
+
+
+def imported_names_from_facts(facts: Iterable, removed: Removed) -> dict[str, frozenset[str]]:
+    """`Removed.imported` from the tracer's FileFacts: for each module, the names kept modules take
+    from it; "*" when a kept module imports it whole (`import m`, `from p import m`, `from m import *`,
+    a string reference), since its attributes may then be read anywhere."""
+    facts = [f for f in facts if not removed.module_removed(f.module)]
+    modules = {f.module for f in facts}
+    out: dict[str, set[str]] = {}
+    for f in facts:
+        for record in f.imports:
+            if not record.is_from:
+                out.setdefault(record.target, set()).add("*")
+                continue
+            for name in record.names:
+                if name == "*" or f"{record.target}.{name}" in modules:
+                    out.setdefault(f"{record.target}.{name}" if name != "*" else record.target,
+                                   set()).add("*")
+                if name != "*":
+                    out.setdefault(record.target, set()).add(name)
+        for ref in f.strings:
+            out.setdefault(ref.target, set()).add(ref.attr or "*")
+    return {m: frozenset(v) for m, v in out.items()}
+
+
+def _side_effect_free(node: Optional[cst.BaseExpression]) -> bool:
+    if node is None:
+        return False
+    if isinstance(node, (cst.Name, cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary,
+                         cst.Ellipsis, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _side_effect_free(node.value)
+    if isinstance(node, cst.Call):
+        return _side_effect_free(node.func) and all(_side_effect_free(a.value) for a in node.args)
+    if isinstance(node, cst.Subscript):
+        return _side_effect_free(node.value) and all(
+            isinstance(s.slice, cst.Index) and _side_effect_free(s.slice.value) for s in node.slice)
+    if isinstance(node, cst.UnaryOperation):
+        return _side_effect_free(node.expression)
+    if isinstance(node, (cst.BooleanOperation, cst.BinaryOperation)):
+        return _side_effect_free(node.left) and _side_effect_free(node.right)
+    if isinstance(node, cst.Comparison):
+        return _side_effect_free(node.left) and all(_side_effect_free(c.comparator) for c in node.comparisons)
+    if isinstance(node, cst.IfExp):
+        return all(_side_effect_free(n) for n in (node.test, node.body, node.orelse))
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return all(_side_effect_free(getattr(e, "value", None)) for e in node.elements)
+    if isinstance(node, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and _side_effect_free(e.key) and _side_effect_free(e.value)
+                   for e in node.elements)
+    return False
+
+
+def _all_names(module: cst.Module) -> set[str]:
+    """Strings in module-level `__all__ = [...]` / `__all__ += [...]`."""
+    names: set[str] = set()
+    for line in module.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for small in line.body:
+            target = value = None
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = small.targets[0].target, small.value
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                target, value = small.target, small.value
+            if isinstance(target, cst.Name) and target.value == "__all__" and \
+                    isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+                names.update(v for v in (string_value(getattr(e, "value", None)) for e in value.elements) if v)
+    return names
+
+
+def _used_names(wrapper: MetadataWrapper) -> set[str]:
+    """Module-level names some code reads (any access resolving to a module-level binding)."""
+    scopes = wrapper.resolve(ScopeProvider)
+    scope = scopes.get(wrapper.module)
+    used: set[str] = set()
+    if scope is None:
+        return used
+    for assignment in scope.assignments:
+        if assignment.references:
+            used.add(assignment.name)
+            used.add(assignment.name.split(".")[0])
+    return used
+
+
+class RemoveNewlyUnusedNames(ShrinkCodemod):
+    """Remove module-level imports/assignments this run's edits made unused (see module docstring)."""
+
+    NAME = "remove_unused_names"
+    DESCRIPTION = "drop module-level imports and flags that this run's edits left unused"
+    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider)
+    NEEDS_ORIGINAL: ClassVar[bool] = True
+
+    def __init__(self, context: CodemodContext, inputs: CodemodInputs,
+                 original: Union[str, cst.Module, None] = None):
+        super().__init__(context, inputs)
+        original = original if original is not None else context.scratch.get(ORIGINAL_KEY)
+        if original is None:
+            raise ShrinkError(f"{self.NAME} needs the module as it was before this run's edits "
+                              f"(pass original= or context.scratch[{ORIGINAL_KEY!r}])")
+        self._original = cst.parse_module(original) if isinstance(original, str) else original
+        self._used_before: Optional[set[str]] = None
+        module, _ = module_and_package(context)
+        known = imported_names(inputs.removed)
+        self._external: Optional[frozenset[str]] = None if known is None else known.get(module or "", frozenset())
+        self._drop: set[cst.CSTNode] = set()
+        self._removed_statements = 0
+        self._if_marks: list[int] = []
+
+    def should_allow_multiple_passes(self) -> bool:
+        return True  # `_is_hip = is_hip()` goes first, then the `is_hip` import it was the last use of
+
+    def used_before(self) -> set[str]:
+        if self._used_before is None:
+            wrapper = MetadataWrapper(self._original, unsafe_skip_copy=True)
+            self._used_before = _used_names(wrapper) | _all_names(self._original)
+        return self._used_before
+
+    def _protected(self, name: str, all_names: set[str]) -> bool:
+        if name in all_names or (name.startswith("__") and name.endswith("__")):
+            return True
+        if "." in name:
+            return False  # `import a.b` binds a module path nobody imports from here
+        if self._external is None:
+            return not name.startswith("_")  # unknown importers: public names may be imported
+        return "*" in self._external and not name.startswith("_") or name in self._external
+
+    # -- planning on the edited tree
+    def visit_Module(self, node: cst.Module) -> None:
+        self._drop = set()
+        scope = self.get_metadata(ScopeProvider, node, None)
+        if scope is None:
+            return
+        by_name: dict[str, list] = {}
+        for assignment in scope.assignments:
+            by_name.setdefault(assignment.name, []).append(assignment)
+        all_names = _all_names(node)
+        unused = [n for n, group in by_name.items()
+                  if not any(a.references for a in group) and not self._protected(n, all_names)]
+        if not unused:
+            return
+        before = self.used_before()
+        for name in unused:
+            if name not in before:
+                continue
+            bindings = [self._binding(a) for a in by_name[name]]
+            if any(b is None for b in bindings):
+                continue
+            self._drop.update(b for b in bindings if b is not _PREFIX)
+
+    def _binding(self, assignment) -> Optional[Union[Binding, object]]:
+        """The removable node behind a module-level binding; _PREFIX for the `a` that `import a.b`
+        also binds (it neither blocks nor goes: `a.b` decides); None when the binding must stay."""
+        if isinstance(assignment, ImportAssignment):
+            stmt = assignment.node
+            if not self._module_level(stmt) or isinstance(stmt.names, cst.ImportStar):
+                return None
+            for alias in stmt.names:
+                if alias.asname is not None or isinstance(stmt, cst.ImportFrom):
+                    if (alias.evaluated_alias or alias.evaluated_name) == assignment.name:
+                        return alias
+                elif alias.evaluated_name == assignment.name:
+                    return alias
+                elif alias.evaluated_name.startswith(assignment.name + "."):
+                    return _PREFIX
+            return None
+        if not isinstance(assignment, Assignment) or not isinstance(assignment.node, cst.Name):
+            return None
+        parent = self.get_metadata(ParentNodeProvider, assignment.node, None)
+        if isinstance(parent, cst.AssignTarget):
+            stmt = self.get_metadata(ParentNodeProvider, parent, None)
+            if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and _side_effect_free(stmt.value) \
+                    and self._module_level(stmt):
+                return stmt
+        if isinstance(parent, cst.AnnAssign) and parent.target is assignment.node and \
+                _side_effect_free(parent.value) and self._module_level(parent):
+            return parent
+        return None
+
+    def _module_level(self, node: cst.CSTNode) -> bool:
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        while parent is not None:
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            parent = self.get_metadata(ParentNodeProvider, parent, None)
+        return True
+
+    # -- editing
+    def _import(self, original: Union[cst.Import, cst.ImportFrom], updated):
+        if not self._drop or isinstance(original.names, cst.ImportStar):
+            return updated
+        flags = [a in self._drop for a in original.names]
+        if not any(flags):
+            return updated
+        if all(flags):
+            self.count("imports_removed")
+            self._removed_statements += 1
+            return cst.RemoveFromParent()
+        by_id = {id(u): f for u, f in zip(updated.names, flags)}
+        lead = updated.lpar.whitespace_after if isinstance(updated, cst.ImportFrom) and updated.lpar else None
+        tail = updated.rpar.whitespace_before if isinstance(updated, cst.ImportFrom) and updated.rpar else None
+        kept, lead, tail = drop_elements(updated.names, lambda a: by_id[id(a)], lead, tail)  # type: ignore[misc]
+        self.count("import_names_removed", sum(flags))
+        changes: dict = {"names": kept}
+        if isinstance(updated, cst.ImportFrom) and updated.lpar:
+            changes["lpar"] = updated.lpar.with_changes(whitespace_after=lead)
+            changes["rpar"] = updated.rpar.with_changes(whitespace_before=tail)
+        return updated.with_changes(**changes)
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
+        return self._import(original_node, updated_node)
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
+        return self._import(original_node, updated_node)
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
+        if original_node in self._drop:
+            self.count("assignments_removed")
+            self._removed_statements += 1
+            return cst.RemoveFromParent()
+        return updated_node
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign):
+        return self.leave_Assign(original_node, updated_node)  # type: ignore[arg-type]
+
+    def visit_If(self, node: cst.If) -> None:
+        self._if_marks.append(self._removed_statements)
+
+    def leave_If(self, original_node: cst.If, updated_node: cst.If):
+        mark = self._if_marks.pop()
+        if self._removed_statements == mark or not pure_test(updated_node.test):
+            return updated_node
+        arms: list[cst.BaseSuite] = [updated_node.body]
+        orelse = updated_node.orelse
+        while orelse is not None:  # an elif chain is only dropped whole
+            if isinstance(orelse, cst.If):
+                if not pure_test(orelse.test):
+                    return updated_node
+                arms.append(orelse.body)
+                orelse = orelse.orelse
+            else:
+                arms.append(orelse.body)
+                orelse = None
+        if all(_empty(arm) for arm in arms):
+            self.count("emptied_blocks_removed")
+            self._removed_statements += 1
+            return cst.RemoveFromParent()
+        return updated_node
+
+    def leave_Try(self, original_node: cst.Try, updated_node: cst.Try):
+        if not _empty(updated_node.body) or _empty(original_node.body):
+            return updated_node
+        # Nothing in the body can raise any more: the handlers never run, `else` always does.
+        self.count("emptied_blocks_removed")
+        self._removed_statements += 1
+        rest = [*(updated_node.orelse.body.body if updated_node.orelse else ()),
+                *(updated_node.finalbody.body.body if updated_node.finalbody else ())]
+        if not rest:
+            return cst.RemoveFromParent()
+        rest[0] = rest[0].with_changes(leading_lines=[*updated_node.leading_lines, *rest[0].leading_lines])
+        return cst.FlattenSentinel(rest)
+
+
+def _empty(block: cst.BaseSuite) -> bool:
+    """A block whose statements were all removed (libcst writes `pass` for it)."""
+    body = block.body
+    if isinstance(block, cst.IndentedBlock):
+        return all(isinstance(s, cst.SimpleStatementLine) and not s.body for s in body)
+    return not body

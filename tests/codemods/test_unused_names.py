@@ -1,0 +1,272 @@
+"""remove_unused_names: only what this run's edits made unused goes (original vs edited)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+from libcst.codemod import CodemodContext, CodemodTest
+
+from shrinker.codemods.unused_names import ORIGINAL_KEY, RemoveNewlyUnusedNames, imported_names_from_facts
+from shrinker.errors import ShrinkError
+from shrinker.graph.records import FileFacts, ImportRecord, Where
+from tests.codemods.helpers_registry import context, make_inputs
+
+INPUTS = make_inputs()  # importers unknown: public names are assumed imported elsewhere
+
+
+def with_imported(imported: dict[str, set[str]]):
+    inputs = make_inputs()
+    inputs.removed.imported = {k: frozenset(v) for k, v in imported.items()}  # type: ignore[attr-defined]
+    return inputs
+
+
+class TestRemoveNewlyUnusedNames(CodemodTest):
+    TRANSFORM = RemoveNewlyUnusedNames
+
+    def check(self, original: str, edited: str, after: str, inputs=None, module: str = "sglang.srt.layers.x"):
+        self.assertCodemod(edited, after, inputs or with_imported({}),
+                           original=textwrap.dedent(original), context_override=context(module))
+
+    def test_flags_and_then_the_predicate_imports_they_used(self) -> None:
+        self.check(
+            original="""
+                from sglang.srt.utils import is_cuda, is_hip, is_npu, get_bool_env_var
+
+                _is_cuda = is_cuda()
+                _is_hip = is_hip()
+                _is_npu = is_npu()
+                _use_aiter = get_bool_env_var("SGLANG_USE_AITER") and _is_hip
+
+                def f(x):
+                    if _use_aiter:
+                        return x
+                    if _is_npu:
+                        return -x
+                    return x + _is_cuda
+                """,
+            edited="""
+                from sglang.srt.utils import is_cuda, is_hip, is_npu, get_bool_env_var
+
+                _is_cuda = is_cuda()
+                _is_hip = is_hip()
+                _is_npu = is_npu()
+                _use_aiter = get_bool_env_var("SGLANG_USE_AITER") and _is_hip
+
+                def f(x):
+                    return x + _is_cuda
+                """,
+            after="""
+                from sglang.srt.utils import is_cuda
+
+                _is_cuda = is_cuda()
+
+                def f(x):
+                    return x + _is_cuda
+                """,
+        )
+
+    def test_names_unused_upstream_stay(self) -> None:
+        self.check(
+            original="""
+                import os
+                from sglang.srt.layers.quantization.fp8_kernel import per_token_quant  # re-export
+                from sglang.srt.utils import is_hip
+
+                _unused_flag = 3
+
+                if is_hip():
+                    os.environ["X"] = "1"
+                """,
+            edited="""
+                import os
+                from sglang.srt.layers.quantization.fp8_kernel import per_token_quant  # re-export
+                from sglang.srt.utils import is_hip
+
+                _unused_flag = 3
+                """,
+            after="""
+                from sglang.srt.layers.quantization.fp8_kernel import per_token_quant  # re-export
+
+                _unused_flag = 3
+                """,
+        )
+
+    def test_dunder_all_and_names_imported_elsewhere_stay(self) -> None:
+        self.check(
+            original="""
+                from sglang.srt.utils import is_hip, is_npu, is_cuda
+
+                __all__ = ["is_npu"]
+                x = [is_hip(), is_npu(), is_cuda()]
+                """,
+            edited="""
+                from sglang.srt.utils import is_hip, is_npu, is_cuda
+
+                __all__ = ["is_npu"]
+                x = []
+                """,
+            after="""
+                from sglang.srt.utils import is_hip, is_npu
+
+                __all__ = ["is_npu"]
+                x = []
+                """,
+            inputs=with_imported({"sglang.srt.layers.x": {"is_hip"}}),
+        )
+
+    def test_unknown_importers_keep_public_names(self) -> None:
+        self.check(
+            original="""
+                from sglang.srt.utils import is_hip
+                from sglang.srt.utils import is_npu as _is_npu_fn
+
+                y = (is_hip(), _is_npu_fn())
+                """,
+            edited="""
+                from sglang.srt.utils import is_hip
+                from sglang.srt.utils import is_npu as _is_npu_fn
+
+                y = ()
+                """,
+            after="""
+                from sglang.srt.utils import is_hip
+
+                y = ()
+                """,
+            inputs=INPUTS,
+        )
+
+    def test_type_checking_block_try_fallback_and_conditional_flags(self) -> None:
+        self.check(
+            original="""
+                from typing import TYPE_CHECKING
+
+                if TYPE_CHECKING:
+                    from sglang.srt.hardware_backend.npu.runner import NPURunner
+
+                try:
+                    from sgl_kernel_npu import fused  # NPU only
+                except ImportError:
+                    fused = None
+
+                if _cond:
+                    MODE = 1
+                else:
+                    MODE = 2
+
+                def f(r: "NPURunner"):
+                    return fused(r), MODE
+                """,
+            edited="""
+                from typing import TYPE_CHECKING
+
+                if TYPE_CHECKING:
+                    from sglang.srt.hardware_backend.npu.runner import NPURunner
+
+                try:
+                    from sgl_kernel_npu import fused  # NPU only
+                except ImportError:
+                    fused = None
+
+                if _cond:
+                    MODE = 1
+                else:
+                    MODE = 2
+
+                def f(r):
+                    return None
+                """,
+            after="""
+                def f(r):
+                    return None
+                """,
+        )
+
+    def test_side_effects_stay(self) -> None:
+        self.check(
+            original="""
+                _lib = make_library([op for op in OPS])
+                _handle = register(lambda: 1)
+                _a = _b = flag()
+                def f():
+                    return _lib, _handle, _a, _b
+                """,
+            edited="""
+                _lib = make_library([op for op in OPS])
+                _handle = register(lambda: 1)
+                _a = _b = flag()
+                def f():
+                    return None
+                """,
+            after="""
+                _lib = make_library([op for op in OPS])
+                _handle = register(lambda: 1)
+                _a = _b = flag()
+                def f():
+                    return None
+                """,
+        )
+
+    def test_dotted_import_goes_only_when_its_path_is_unused(self) -> None:
+        self.check(
+            original="""
+                import sglang.srt.layers.a
+                import sglang.srt.layers.b
+
+                def f():
+                    return sglang.srt.layers.a.x, sglang.srt.layers.b.y
+                """,
+            edited="""
+                import sglang.srt.layers.a
+                import sglang.srt.layers.b
+
+                def f():
+                    return sglang.srt.layers.b.y
+                """,
+            after="""
+                import sglang.srt.layers.b
+
+                def f():
+                    return sglang.srt.layers.b.y
+                """,
+        )
+
+
+def test_original_from_context_scratch_and_missing_original_is_an_error() -> None:
+    ctx = CodemodContext(filename="m.py", full_module_name="m", scratch={ORIGINAL_KEY: "_x = 1\ny = _x\n"})
+    out = RemoveNewlyUnusedNames(ctx, with_imported({})).transform_module(cst.parse_module("_x = 1\ny = 2\n"))
+    assert out.code == "y = 2\n"
+    with pytest.raises(ShrinkError):
+        RemoveNewlyUnusedNames(CodemodContext(filename="m.py"), INPUTS)
+
+
+def test_idempotent_and_untouched_code_identical() -> None:
+    original = "from a import b, c\n\n_f = b()\n\n\ndef g():  # keep\n    return _f, c\n"
+    edited = "from a import b, c\n\n_f = b()\n\n\ndef g():  # keep\n    return c\n"
+    inputs = with_imported({})
+    once = RemoveNewlyUnusedNames(context("m"), inputs, original=original).transform_module(cst.parse_module(edited))
+    assert once.code == "from a import c\n\n\ndef g():  # keep\n    return c\n"
+    again = RemoveNewlyUnusedNames(context("m"), inputs, original=original)
+    assert again.transform_module(once).code == once.code and not again.changes
+    same = RemoveNewlyUnusedNames(context("m"), inputs, original=original)
+    assert same.transform_module(cst.parse_module(original)).code == original and not same.changes
+
+
+def test_imported_names_from_facts() -> None:
+    where = Where()
+    facts = [
+        FileFacts(path="a.py", module="pkg.a", is_package=False, lines=1, imports=[
+            ImportRecord("pkg.b", ["x", "sub"], 1, True, where),
+            ImportRecord("pkg.c", [], 2, False, where),
+            ImportRecord("pkg.d", ["*"], 3, True, where)]),
+        FileFacts(path="b/__init__.py", module="pkg.b", is_package=True, lines=1),
+        FileFacts(path="b/sub.py", module="pkg.b.sub", is_package=False, lines=1),
+        FileFacts(path="gone.py", module="pkg.gone", is_package=False, lines=1, imports=[
+            ImportRecord("pkg.b", ["y"], 1, True, where)]),
+    ]
+    removed = make_inputs(["pkg.gone"]).removed
+    assert imported_names_from_facts(facts, removed) == {
+        "pkg.b": frozenset({"x", "sub"}), "pkg.b.sub": frozenset({"*"}),
+        "pkg.c": frozenset({"*"}), "pkg.d": frozenset({"*"})}
