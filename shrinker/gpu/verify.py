@@ -95,6 +95,11 @@ print(json.dumps(out))
 """
 
 
+def _env_line(env: dict) -> str:
+    keys = ("gpu", "python", "torch", "sglang", "sglang-kernel", "transformers", "flashinfer-python")
+    return ", ".join(f"{k} {env.get(k)}" for k in keys if env.get(k))
+
+
 def environment(env: dict[str, str]) -> dict:
     proc = subprocess.run([sys.executable, "-c", _VERSIONS, *VERSION_PACKAGES], capture_output=True, text=True,
                           env=env, timeout=300)
@@ -268,9 +273,13 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
         "launches": {},
     }
     failed: set[str] = set()
+    name = f"results-part{part}-{main_tree}.json"
+    say = lambda msg: print(f"[{time.monotonic() - t0:6.1f}s] {msg}", flush=True)  # noqa: E731
+    say(f"installed in {inst.seconds:.1f} s (reused: {inst.reused}); {_env_line(result['environment'])}")
 
     if part in (1, 0):
         result["import"] = import_times(env, runs=1)
+        say(f"import sglang.launch_server: {result['import']}")
         pkg = inst.trees[main_tree] / "sglang"
         jit_box: dict = {}
         jit_thread = threading.Thread(
@@ -283,6 +292,8 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
     if part in (1, 2, 0):
         models = prepare_models(cases, inst, env)
         result["models"] = models
+        summary = ", ".join(f"{k}: {v.get('load_format', v.get('error'))}" for k, v in models.items())
+        say(f"models: {summary}")
         first = True
         for launch in cases.launches:
             if part and launch.part != part or (only and launch.name not in only):
@@ -292,22 +303,26 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
                 result["launches"][launch.name] = {"status": "skipped: no time left in this call", "requests": {}}
                 continue
             rec = run_launch(launch, cases, models[launch.model], env, logs, main_tree)
+            rec["first_launch_of_call"] = first
             first = False
             result["launches"][launch.name] = rec
             if rec["status"] != "ok":
                 failed.add(launch.name)
             ready = f" (ready in {rec['startup_s']} s)" if "startup_s" in rec else ""
-            print(f"[{time.monotonic() - t0:6.1f}s] {launch.name}: {rec['status']}{ready}", flush=True)
+            ok = sum(1 for r in rec["requests"].values() if r.get("http_status") == 200)
+            say(f"{launch.name}: {rec['status']}{ready}, {ok}/{len(rec['requests'])} requests HTTP 200")
+            _write(out, name, result)  # what is done survives a call cut off at its limit
 
     if jit_thread is not None:
         jit_thread.join(timeout=max(1.0, deadline_s - (time.monotonic() - t0) - 20))
         result["jit"] = {k: v for k, v in jit_box.items()} if jit_box else {"error": "did not finish in this call"}
+        counts = ", ".join(f"{k} {result['jit'].get(k)}" for k in ("built", "failed", "timeout", "total"))
+        say(f"jit: {counts}")
 
     if part in (3, 0):
         result["timing"] = run_timing(cases, inst, main_tree, logs, t0, deadline_s, env)
 
     result["seconds"] = round(time.monotonic() - t0, 1)
-    name = f"results-part{part}-{main_tree}.json"
     _write(out, name, result)
     _gather_logs(logs, out / f"logs-part{part}.txt", failed)
 
