@@ -6,7 +6,7 @@ name other kept modules import from this one. SGLang shapes handled:
   - `from sglang.srt.utils import is_hip, is_npu, is_cuda` after the platform folds: only the
     aliases nothing reads any more go; `import torch_npu` style whole statements go;
   - `_is_hip = is_hip()` / `_use_aiter = get_bool_env_var("SGLANG_USE_AITER") and _is_hip`
-    module flags (and then, on the next pass, the predicate import they were the last use of);
+    module flags, and then the predicate import they were the last use of;
   - `if TYPE_CHECKING:` imports whose last use went (the emptied block goes too);
   - `try: from x import y; except ImportError: y = None` when `y` is unused: the whole try goes;
   - `if cond: X = 1 else: X = 2` when `X` is unused: both arms go, then the `if` (a pure test).
@@ -28,13 +28,7 @@ from typing import ClassVar, Iterable, Mapping, Optional, Union
 
 import libcst as cst
 from libcst.codemod import CodemodContext
-from libcst.metadata import (
-    Assignment,
-    ImportAssignment,
-    MetadataWrapper,
-    ParentNodeProvider,
-    ScopeProvider,
-)
+from libcst.metadata import Assignment, ImportAssignment, MetadataWrapper, ScopeProvider
 
 from shrinker.codemods.base import ShrinkCodemod
 from shrinker.codemods.elements import drop_elements
@@ -137,12 +131,33 @@ def _used_names(wrapper: MetadataWrapper) -> set[str]:
     return used
 
 
+class _Ids(cst.CSTVisitor):
+    """Ids of every node of a subtree (to tell whether an access sits in code that goes)."""
+
+    def __init__(self, into: set[int]):
+        self.into = into
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.into.add(id(node))
+        return True
+
+
+def _subtree_ids(node: cst.CSTNode, into: set[int]) -> None:
+    node.visit(_Ids(into))
+
+
 class RemoveNewlyUnusedNames(ShrinkCodemod):
-    """Remove module-level imports/assignments this run's edits made unused (see module docstring)."""
+    """Remove module-level imports/assignments this run's edits made unused (see module docstring).
+
+    One scope analysis of the edited module (plus one of the original, only when a candidate needs
+    it) and one visit that never enters functions or classes: the cascade (`_is_hip = is_hip()` goes,
+    so `is_hip` is unused, so its import goes; an emptied `if TYPE_CHECKING:` goes, so
+    `TYPE_CHECKING` is unused) is worked out on the scope graph before the tree is touched.
+    """
 
     NAME = "remove_unused_names"
     DESCRIPTION = "drop module-level imports and flags that this run's edits left unused"
-    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider)
+    METADATA_DEPENDENCIES = (ScopeProvider,)
     NEEDS_ORIGINAL: ClassVar[bool] = True
 
     def __init__(self, context: CodemodContext, inputs: CodemodInputs,
@@ -152,22 +167,18 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
         if original is None:
             raise ShrinkError(f"{self.NAME} needs the module as it was before this run's edits "
                               f"(pass original= or context.scratch[{ORIGINAL_KEY!r}])")
-        self._original = cst.parse_module(original) if isinstance(original, str) else original
+        self._original = original
         self._used_before: Optional[set[str]] = None
         module, _ = module_and_package(context)
         known = imported_names(inputs.removed)
         self._external: Optional[frozenset[str]] = None if known is None else known.get(module or "", frozenset())
-        self._drop: set[cst.CSTNode] = set()
-        self._removed_statements = 0
-        self._if_marks: list[int] = []
-
-    def should_allow_multiple_passes(self) -> bool:
-        return True  # `_is_hip = is_hip()` goes first, then the `is_hip` import it was the last use of
+        self._drop: set[cst.CSTNode] = set()  # import aliases and Assign/AnnAssign statements
+        self._drop_blocks: set[cst.CSTNode] = set()  # module-level if/try statements that empty
 
     def used_before(self) -> set[str]:
         if self._used_before is None:
-            wrapper = MetadataWrapper(self._original, unsafe_skip_copy=True)
-            self._used_before = _used_names(wrapper) | _all_names(self._original)
+            tree = cst.parse_module(self._original) if isinstance(self._original, str) else self._original
+            self._used_before = _used_names(MetadataWrapper(tree, unsafe_skip_copy=True)) | _all_names(tree)
         return self._used_before
 
     def _protected(self, name: str, all_names: set[str]) -> bool:
@@ -179,35 +190,122 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
             return not name.startswith("_")  # unknown importers: public names may be imported
         return "*" in self._external and not name.startswith("_") or name in self._external
 
-    # -- planning on the edited tree
+    # -- planning on the edited tree (module-level statements only)
+    def _module_statements(self, module: cst.Module):
+        """Module-level statements, with the compound ones (if/try/with/for) they sit in."""
+        stack: list[cst.CSTNode] = list(reversed(module.body))
+        while stack:
+            stmt = stack.pop()
+            yield stmt
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if isinstance(stmt, (cst.BaseCompoundStatement, cst.If)):
+                for child in reversed(list(iter_statements_shallow(stmt))):
+                    stack.append(child)
+
     def visit_Module(self, node: cst.Module) -> None:
-        self._drop = set()
+        self._drop, self._drop_blocks = set(), set()
         scope = self.get_metadata(ScopeProvider, node, None)
         if scope is None:
             return
+        # module-level binding sites: import statements and single-target assignments by Name
+        imports: dict[cst.CSTNode, cst.CSTNode] = {}  # Import/ImportFrom -> its statement line
+        assigns: dict[cst.Name, cst.CSTNode] = {}  # target Name -> Assign/AnnAssign
+        compounds: list[cst.BaseCompoundStatement] = []
+        for stmt in self._module_statements(node):
+            if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                for small in stmt.body:
+                    if isinstance(small, (cst.Import, cst.ImportFrom)):
+                        imports[small] = stmt
+                    elif isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                            isinstance(small.targets[0].target, cst.Name) and _side_effect_free(small.value):
+                        assigns[small.targets[0].target] = small
+                    elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and \
+                            _side_effect_free(small.value):
+                        assigns[small.target] = small
+            elif isinstance(stmt, (cst.If, cst.Try)):
+                compounds.append(stmt)
+
         by_name: dict[str, list] = {}
         for assignment in scope.assignments:
             by_name.setdefault(assignment.name, []).append(assignment)
         all_names = _all_names(node)
-        unused = [n for n, group in by_name.items()
-                  if not any(a.references for a in group) and not self._protected(n, all_names)]
-        if not unused:
+        bindings: dict[str, list[cst.CSTNode]] = {}
+        for name, group in by_name.items():
+            if self._protected(name, all_names):
+                continue
+            found = [self._binding(a, imports, assigns) for a in group]
+            if found and all(b is not None for b in found):
+                sites = [b for b in found if b is not _PREFIX]
+                if sites:
+                    bindings[name] = sites  # type: ignore[assignment]
+        if not bindings:
             return
-        before = self.used_before()
-        for name in unused:
-            if name not in before:
-                continue
-            bindings = [self._binding(a) for a in by_name[name]]
-            if any(b is None for b in bindings):
-                continue
-            self._drop.update(b for b in bindings if b is not _PREFIX)
 
-    def _binding(self, assignment) -> Optional[Union[Binding, object]]:
+        gone: set[int] = set()  # ids of nodes in code that goes (accesses there do not count)
+        undecided = dict(bindings)
+        before: Optional[set[str]] = None
+        changed = True
+        while changed:
+            changed = False
+            for name in list(undecided):
+                if any(id(ref.node) not in gone for a in by_name[name] for ref in a.references):
+                    continue
+                if before is None:
+                    before = self.used_before()
+                del undecided[name]
+                if name not in before:
+                    continue  # unused upstream too: may be a re-export
+                changed = True
+                for site in bindings[name]:
+                    self._drop.add(site)
+                    _subtree_ids(site, gone)
+            for block in compounds:  # blocks that empty take their tests and handlers with them
+                if block not in self._drop_blocks and self._empties(block, imports):
+                    self._drop_blocks.add(block)
+                    _subtree_ids(block, gone)
+                    changed = True
+
+    def _empties(self, block: cst.BaseCompoundStatement, imports: dict) -> bool:
+        if isinstance(block, cst.If):
+            arms = [block.body]
+            orelse = block.orelse
+            while orelse is not None:
+                if isinstance(orelse, cst.If):
+                    if not pure_test(orelse.test):
+                        return False
+                    arms.append(orelse.body)
+                    orelse = orelse.orelse
+                else:
+                    arms.append(orelse.body)
+                    orelse = None
+            return pure_test(block.test) and all(self._arm_goes(arm) for arm in arms)
+        if isinstance(block, cst.Try):
+            return self._arm_goes(block.body)
+        return False
+
+    def _arm_goes(self, suite: cst.BaseSuite) -> bool:
+        statements = suite.body if isinstance(suite, cst.IndentedBlock) else [suite]
+        for stmt in statements:
+            if stmt in self._drop_blocks:
+                continue
+            smalls = getattr(stmt, "body", None)
+            if not isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) or not smalls:
+                return False
+            for small in smalls:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    if isinstance(small.names, cst.ImportStar) or not all(a in self._drop for a in small.names):
+                        return False
+                elif small not in self._drop:
+                    return False
+        return True
+
+    def _binding(self, assignment, imports: dict, assigns: dict) -> Optional[Union[Binding, object]]:
         """The removable node behind a module-level binding; _PREFIX for the `a` that `import a.b`
         also binds (it neither blocks nor goes: `a.b` decides); None when the binding must stay."""
         if isinstance(assignment, ImportAssignment):
             stmt = assignment.node
-            if not self._module_level(stmt) or isinstance(stmt.names, cst.ImportStar):
+            if stmt not in imports or isinstance(stmt.names, cst.ImportStar):
                 return None
             for alias in stmt.names:
                 if alias.asname is not None or isinstance(stmt, cst.ImportFrom):
@@ -218,28 +316,17 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
                 elif alias.evaluated_name.startswith(assignment.name + "."):
                     return _PREFIX
             return None
-        if not isinstance(assignment, Assignment) or not isinstance(assignment.node, cst.Name):
-            return None
-        parent = self.get_metadata(ParentNodeProvider, assignment.node, None)
-        if isinstance(parent, cst.AssignTarget):
-            stmt = self.get_metadata(ParentNodeProvider, parent, None)
-            if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and _side_effect_free(stmt.value) \
-                    and self._module_level(stmt):
-                return stmt
-        if isinstance(parent, cst.AnnAssign) and parent.target is assignment.node and \
-                _side_effect_free(parent.value) and self._module_level(parent):
-            return parent
+        if isinstance(assignment, Assignment) and assignment.node in assigns:
+            return assigns[assignment.node]
         return None
 
-    def _module_level(self, node: cst.CSTNode) -> bool:
-        parent = self.get_metadata(ParentNodeProvider, node, None)
-        while parent is not None:
-            if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                return False
-            parent = self.get_metadata(ParentNodeProvider, parent, None)
-        return True
+    # -- editing (module level only: nothing inside functions or classes changes)
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
 
-    # -- editing
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
     def _import(self, original: Union[cst.Import, cst.ImportFrom], updated):
         if not self._drop or isinstance(original.names, cst.ImportStar):
             return updated
@@ -248,7 +335,6 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
             return updated
         if all(flags):
             self.count("imports_removed")
-            self._removed_statements += 1
             return cst.RemoveFromParent()
         by_id = {id(u): f for u, f in zip(updated.names, flags)}
         lead = updated.lpar.whitespace_after if isinstance(updated, cst.ImportFrom) and updated.lpar else None
@@ -270,49 +356,43 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
         if original_node in self._drop:
             self.count("assignments_removed")
-            self._removed_statements += 1
             return cst.RemoveFromParent()
         return updated_node
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign):
         return self.leave_Assign(original_node, updated_node)  # type: ignore[arg-type]
 
-    def visit_If(self, node: cst.If) -> None:
-        self._if_marks.append(self._removed_statements)
-
     def leave_If(self, original_node: cst.If, updated_node: cst.If):
-        mark = self._if_marks.pop()
-        if self._removed_statements == mark or not pure_test(updated_node.test):
-            return updated_node
-        arms: list[cst.BaseSuite] = [updated_node.body]
-        orelse = updated_node.orelse
-        while orelse is not None:  # an elif chain is only dropped whole
-            if isinstance(orelse, cst.If):
-                if not pure_test(orelse.test):
-                    return updated_node
-                arms.append(orelse.body)
-                orelse = orelse.orelse
-            else:
-                arms.append(orelse.body)
-                orelse = None
-        if all(_empty(arm) for arm in arms):
+        if original_node in self._drop_blocks:
             self.count("emptied_blocks_removed")
-            self._removed_statements += 1
             return cst.RemoveFromParent()
         return updated_node
 
     def leave_Try(self, original_node: cst.Try, updated_node: cst.Try):
-        if not _empty(updated_node.body) or _empty(original_node.body):
+        if original_node not in self._drop_blocks:
             return updated_node
         # Nothing in the body can raise any more: the handlers never run, `else` always does.
         self.count("emptied_blocks_removed")
-        self._removed_statements += 1
         rest = [*(updated_node.orelse.body.body if updated_node.orelse else ()),
                 *(updated_node.finalbody.body.body if updated_node.finalbody else ())]
         if not rest:
             return cst.RemoveFromParent()
         rest[0] = rest[0].with_changes(leading_lines=[*updated_node.leading_lines, *rest[0].leading_lines])
         return cst.FlattenSentinel(rest)
+
+
+def iter_statements_shallow(stmt: cst.BaseCompoundStatement):
+    """The statements directly inside a compound statement's blocks (elif/else/except/finally too);
+    a one-line block (`if x: import y`) is yielded as its SimpleStatementSuite."""
+    for child in stmt.children:
+        if isinstance(child, cst.If):  # an `elif`
+            yield child
+        elif isinstance(child, (cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.Finally)):
+            body = child if isinstance(child, cst.BaseSuite) else child.body
+            if isinstance(body, cst.IndentedBlock):
+                yield from body.body
+            else:
+                yield body
 
 
 def _empty(block: cst.BaseSuite) -> bool:
