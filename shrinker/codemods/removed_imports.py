@@ -23,7 +23,7 @@ annotations, annotations under `from __future__ import annotations`, local varia
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence, Union
+from typing import Iterable, Mapping, Union
 
 import libcst as cst
 import re
@@ -31,13 +31,7 @@ from functools import lru_cache
 
 from libcst.codemod import CodemodContext
 from libcst.helpers import get_absolute_module_from_package_for_import, get_full_name_for_node
-from libcst.metadata import (
-    FunctionScope,
-    ImportAssignment,
-    ParentNodeProvider,
-    PositionProvider,
-    ScopeProvider,
-)
+from libcst.metadata import ImportAssignment, ScopeProvider
 
 from shrinker.codemods.base import ShrinkCodemod
 from shrinker.codemods.elements import drop_elements, drop_from_literal
@@ -110,33 +104,58 @@ def dead_aliases(stmt: ImportStmt, package: str | None, removed: Removed) -> lis
     return out
 
 
-def iter_statements(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
-    """Every statement under `node`, small ones included, without walking into expressions.
+_STATEMENT_LEVEL = (cst.BaseStatement, cst.BaseSuite, cst.BaseSmallStatement, cst.ExceptHandler,
+                    cst.ExceptStarHandler, cst.Else, cst.Finally, cst.MatchCase)
 
-    A full visitor costs about as much as parsing; imports only ever sit in statement bodies.
-    """
+
+def statement_parents(node: cst.CSTNode) -> dict[cst.CSTNode, cst.CSTNode]:
+    """Parent of every statement-level node under `node` (statements, blocks, handlers), found
+    without walking into expressions: a full visitor costs about as much as parsing."""
+    parents: dict[cst.CSTNode, cst.CSTNode] = {}
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
         for child in current.children:
-            if isinstance(child, (cst.BaseStatement, cst.BaseSuite, cst.BaseSmallStatement,
-                                  cst.ExceptHandler, cst.ExceptStarHandler, cst.Else, cst.Finally,
-                                  cst.MatchCase)):
-                if not isinstance(child, cst.BaseSuite):
-                    yield child
+            if isinstance(child, _STATEMENT_LEVEL):
+                parents[child] = current
                 if not isinstance(child, cst.BaseSmallStatement):
                     stack.append(child)
+    return parents
 
 
-def find_dead_imports(tree: cst.Module, package: str | None, removed: Removed) -> dict[ImportStmt, list[DeadAlias]]:
+def iter_statements(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    """Every statement under `node`, small ones included (and blocks/handlers), no expressions."""
+    return statement_parents(node).keys()
+
+
+def find_dead_imports(tree: cst.Module, package: str | None, removed: Removed,
+                      parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None
+                      ) -> dict[ImportStmt, list[DeadAlias]]:
     """The import statements of `tree` that import something removed, with the dead aliases."""
     dead: dict[ImportStmt, list[DeadAlias]] = {}
-    for stmt in iter_statements(tree):
+    for stmt in (parents if parents is not None else statement_parents(tree)):
         if isinstance(stmt, (cst.Import, cst.ImportFrom)):
             found = dead_aliases(stmt, package, removed)
             if found:
                 dead[stmt] = found
     return dead
+
+
+class _Ids(cst.CSTVisitor):
+    def __init__(self, into: set[int]):
+        self.into = into
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.into.add(id(node))
+        return True
+
+
+def subtree_ids(nodes: Iterable[cst.CSTNode]) -> set[int]:
+    """Ids of every node in the given subtrees (to place an access without a parent map)."""
+    ids: set[int] = set()
+    for node in nodes:
+        node.visit(_Ids(ids))
+    return ids
 
 
 def _bound_names(alias: cst.ImportAlias, is_import: bool) -> set[str]:
@@ -191,19 +210,25 @@ def _words(modules: frozenset[str], names: frozenset[str]) -> frozenset[str]:
 
 
 class RemoveImportsOfRemovedModules(ShrinkCodemod):
-    """Remove imports of removed modules; fold `try/except ImportError` around them; report uses."""
+    """Remove imports of removed modules; fold `try/except ImportError` around them; report uses.
+
+    Cost: one scope analysis (for the uses); parents are tracked for statements only and the
+    edit visit enters only the statements that hold a dead import (or `__all__`).
+    """
 
     NAME = "remove_dead_imports"
     DESCRIPTION = "remove imports of removed modules; report names they bound that are still used"
-    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider, PositionProvider)
+    METADATA_DEPENDENCIES = (ScopeProvider,)
 
     def __init__(self, context: CodemodContext, inputs: CodemodInputs):
         super().__init__(context, inputs)
+        self._parent: dict[cst.CSTNode, cst.CSTNode] = {}
         self._dead: dict[ImportStmt, list[DeadAlias]] = {}
         self._folds: dict[cst.Try, tuple[int, cst.ExceptHandler]] = {}
         self._dropped: set[cst.CSTNode] = set()  # subtrees a fold discards (their uses don't count)
         self._dead_names: set[str] = set()  # module-level names bound only by dead imports
-        self._depth = 0
+        self._enter: set[cst.CSTNode] = set()  # statement-level nodes the edit visit goes into
+        self._local_annotations: dict[cst.CSTNode, set[int]] = {}
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
@@ -213,33 +238,31 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
     # -- entry: skip files without dead imports before any metadata is computed
     def transform_module(self, tree: cst.Module) -> cst.Module:
         _, package = module_and_package(self.context)
-        if not find_dead_imports(tree, package, self.inputs.removed):
+        self._parent = statement_parents(tree)
+        if not find_dead_imports(tree, package, self.inputs.removed, self._parent):
             return tree
-        return super().transform_module(tree)
+        tree = super().transform_module(tree)
+        self.findings.sort(key=_finding_line)
+        return tree
 
     # -- planning, on the tree with metadata
     def visit_Module(self, node: cst.Module) -> None:
         _, package = module_and_package(self.context)
-        self._dead = find_dead_imports(node, package, self.inputs.removed)
+        if not self._parent or next(iter(self._parent.values())) is not node:
+            self._parent = statement_parents(node)
+        self._dead = find_dead_imports(node, package, self.inputs.removed, self._parent)
         self._plan_folds()
         self._check_uses(node)
+        for stmt in [*self._dead, *self._folds]:
+            self._enter.add(stmt)
+            self._enter.update(self._parents(stmt))
 
     def _parents(self, node: cst.CSTNode) -> Iterable[cst.CSTNode]:
         while True:
-            node = self.get_metadata(ParentNodeProvider, node, None)
+            node = self._parent.get(node)  # type: ignore[assignment]
             if node is None:
                 return
             yield node
-
-    def _dead_stmt_line(self, stmt: ImportStmt) -> cst.SimpleStatementLine | None:
-        """The statement line holding `stmt` when the whole line is dead imports."""
-        line = self.get_metadata(ParentNodeProvider, stmt)
-        if not isinstance(line, cst.SimpleStatementLine):
-            return None
-        for small in line.body:
-            if small not in self._dead or not self._whole(small):
-                return None
-        return line
 
     def _whole(self, stmt: ImportStmt) -> bool:
         dead = self._dead[stmt]
@@ -249,7 +272,7 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
         """The innermost `try` whose body runs `stmt` when the try runs, and its top-level statement."""
         path: list[cst.CSTNode] = [stmt]
         for parent in self._parents(stmt):
-            if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
                 return None
             if isinstance(parent, cst.Try) and path[-1] is parent.body and len(path) >= 2:
                 return parent, path[-2]  # type: ignore[return-value]
@@ -285,40 +308,25 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
                 self._dropped.add(try_node.orelse)
             self._dropped.update(h for h in try_node.handlers if h is not handler)
 
-    def _evaluated(self, access, future_annotations: bool, type_checking: set) -> bool:
-        """False for a use Python never evaluates at runtime."""
-        node = access.node
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-            return False  # a string annotation
-        annotation = None
-        for parent in self._parents(node):
-            if parent in self._dropped:
-                return False
-            if parent in type_checking:
-                return False
-            if annotation is None and isinstance(parent, cst.Annotation):
-                annotation = parent
-                if future_annotations:
-                    return False
-                owner = self.get_metadata(ParentNodeProvider, parent)
-                if isinstance(owner, cst.AnnAssign) and isinstance(access.scope, FunctionScope):
-                    return False  # a local variable annotation
-        return True
+    def _local_annotation(self, access) -> bool:
+        """True for an access in a local variable annotation (`x: T = ...` in a function body)."""
+        function = getattr(access.scope, "node", None)
+        if not isinstance(function, (cst.FunctionDef, cst.Lambda)):
+            return False
+        if function not in self._local_annotations:
+            annotations = [small.annotation for small in statement_parents(function)
+                           if isinstance(small, cst.AnnAssign)]
+            self._local_annotations[function] = subtree_ids(annotations)
+        return id(access.node) in self._local_annotations[function]
 
     def _check_uses(self, module: cst.Module) -> None:
         future = any(isinstance(s, cst.ImportFrom) and get_full_name_for_node(s.module) == "__future__"
                      and not isinstance(s.names, cst.ImportStar)
                      and any(a.evaluated_name == "annotations" for a in s.names)
                      for line in module.body if isinstance(line, cst.SimpleStatementLine) for s in line.body)
-        type_checking_blocks: set[cst.CSTNode] = set()
-        for stmt in self._dead:
-            for parent in self._parents(stmt):
-                if isinstance(parent, cst.If) and is_type_checking_test(parent.test):
-                    type_checking_blocks.add(parent.body)
-        # also TYPE_CHECKING blocks that hold no dead import (uses inside them are never evaluated)
-        collector = _TypeCheckingBlocks()
-        module.visit(collector)
-        type_checking_blocks.update(collector.blocks)
+        # uses there are never evaluated: code a fold drops, and `if TYPE_CHECKING:` blocks
+        quiet = subtree_ids([*self._dropped, *(n.body for n in self._parent
+                                                if isinstance(n, cst.If) and is_type_checking_test(n.test))])
 
         removed_assignments: dict[object, DeadAlias] = {}
         star_sources: list[str] = []
@@ -340,27 +348,30 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
                     for assignment in scope.assignments[name]:
                         if isinstance(assignment, ImportAssignment) and assignment.node is stmt:
                             removed_assignments[assignment] = d
-        seen: set[tuple[str, int]] = set()
-        uses: list[tuple[int, int, cst.CSTNode, str]] = []
         for assignment, d in removed_assignments.items():
+            reported: set[int] = set()
             for access in assignment.references:
                 if any(ref not in removed_assignments for ref in access.referents):
                     continue  # still bound by something that stays
-                if not self._evaluated(access, future, type_checking_blocks):
-                    continue
-                start = self.get_metadata(PositionProvider, access.node).start
-                if (d.bound, start.line) in seen:
-                    continue
-                seen.add((d.bound, start.line))
-                uses.append((start.line, start.column, access.node, f"{d.bound} {d.source} is still used"))
-        for _, _, node, message in sorted(uses, key=lambda u: (u[0], u[1], u[3])):
-            self.report(node, message)
+                node = access.node
+                if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) or id(node) in quiet:
+                    continue  # a string annotation, dropped code, a TYPE_CHECKING block
+                if access.is_annotation and (future or self._local_annotation(access)):
+                    continue  # an annotation Python does not evaluate
+                if id(node) not in reported:
+                    reported.add(id(node))
+                    self.report(node, f"{d.bound} {d.source} is still used")
         global_scope = self.get_metadata(ScopeProvider, module, None)
         self._dead_names = {
             name for name in (d.bound for d in removed_assignments.values())
             if global_scope is not None and name in global_scope.assignments
             and all(a in removed_assignments for a in global_scope.assignments[name])
         }
+        if self._dead_names:  # module-level `__all__` statements are edited too
+            for line in module.body:
+                if isinstance(line, cst.SimpleStatementLine) and any(_sets_all(s) for s in line.body):
+                    self._enter.add(line)
+                    self._enter.update(line.body)
         if star_sources and global_scope is not None:
             unresolved = sorted({a.node.value for a in global_scope.accesses
                                  if not a.referents and isinstance(a.node, cst.Name)})
@@ -368,21 +379,12 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
                 for name in unresolved:
                     self.report(None, f"{name} may have come from a star import {source}")
 
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _STATEMENT_LEVEL) and node not in self._enter:
+            return False  # nothing to change in there
+        return super().on_visit(node)
+
     # -- editing
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._depth += 1
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        self._depth -= 1
-        return updated_node
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._depth += 1
-
-    def leave_ClassDef(self, original_node, updated_node):
-        self._depth -= 1
-        return updated_node
-
     def _edit_import(self, original: ImportStmt, updated: ImportStmt):
         dead = self._dead.get(original)
         if not dead:
@@ -455,28 +457,36 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
             self.changes["dunder_all_entries_removed"] += 1
         return new
 
+    def _at_module_level(self, small: cst.CSTNode) -> bool:
+        return self._parent.get(self._parent.get(small)) is self.module  # type: ignore[arg-type]
+
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
-        if self._depth == 0 and self._dead_names and len(updated_node.targets) == 1 and \
-                isinstance(updated_node.targets[0].target, cst.Name) and \
-                updated_node.targets[0].target.value == "__all__":
+        if self._dead_names and _sets_all(original_node) and self._at_module_level(original_node):
             new = self._prune_all(updated_node.value)
             if new is not None:
                 return updated_node.with_changes(value=new)
         return updated_node
 
     def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign):
-        if self._depth == 0 and self._dead_names and isinstance(updated_node.target, cst.Name) and \
-                updated_node.target.value == "__all__":
+        if self._dead_names and _sets_all(original_node) and self._at_module_level(original_node):
             new = self._prune_all(updated_node.value)
             if new is not None:
                 return updated_node.with_changes(value=new)
         return updated_node
 
 
-class _TypeCheckingBlocks(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.blocks: list[cst.CSTNode] = []
+def _sets_all(small: cst.BaseSmallStatement) -> bool:
+    """`__all__ = [...]` or `__all__ += [...]`."""
+    if isinstance(small, cst.Assign):
+        targets = [t.target for t in small.targets]
+    elif isinstance(small, cst.AugAssign):
+        targets = [small.target]
+    else:
+        return False
+    return any(isinstance(t, cst.Name) and t.value == "__all__" for t in targets)
 
-    def visit_If(self, node: cst.If) -> None:
-        if is_type_checking_test(node.test):
-            self.blocks.append(node.body)
+
+def _finding_line(finding: str) -> int:
+    """The line of a `path:line: message` finding (unknown lines last)."""
+    parts = finding.split(":", 2)
+    return int(parts[1]) if len(parts) > 2 and parts[1].isdigit() else 1 << 30

@@ -338,3 +338,39 @@ def test_idempotent() -> None:
         """
     once = assert_idempotent(RemoveImportsOfRemovedModules, code, INPUTS)
     assert "op = None" in once and "MMItem" not in once and "aiter" not in once
+
+
+def test_nested_function_parameter_annotation_is_evaluated_local_annotation_is_not() -> None:
+    code = """\
+        from sglang.srt.multimodal.mm_utils import MMItem
+
+        def outer():
+            item: MMItem = None
+
+            def inner(x: MMItem):
+                return x
+            return inner
+
+        __all__ = ["outer"]
+        __all__ += ["MMItem"]
+        """
+    out, transform = run(RemoveImportsOfRemovedModules, code, INPUTS)
+    assert [f.split(": ", 1)[1] for f in transform.findings] == [
+        "MMItem from removed module sglang.srt.multimodal.mm_utils is still used"]
+    assert transform.findings[0].startswith("pkg/mod.py:6:")
+    assert '__all__ += []' in out and '__all__ = ["outer"]' in out
+
+
+def test_wants_is_a_cheap_word_test() -> None:
+    assert RemoveImportsOfRemovedModules.wants("from sglang.srt.hardware_backend import npu\n", INPUTS)
+    assert not RemoveImportsOfRemovedModules.wants("import torch\nfrom sglang.srt.utils import x\n", INPUTS)
+
+
+def test_registered_in_the_pipeline() -> None:
+    from shrinker.codemods.pipeline import CODEMODS, transform_source
+
+    assert CODEMODS["remove_dead_imports"] is RemoveImportsOfRemovedModules
+    result = transform_source("import os\nfrom sglang.srt.multimodal import mm_utils\n", path="sglang/srt/a.py",
+                              module="sglang.srt.a", inputs=INPUTS, codemods=["remove_dead_imports"])
+    assert result.status == "success" and result.code == "import os\n"
+    assert result.changes == {"remove_dead_imports.imports_removed": 1}
