@@ -49,6 +49,37 @@ def lost_names(removed: Removed) -> Mapping[str, frozenset[str]]:
     return getattr(removed, "names", None) or {}
 
 
+def lost_names_from_facts(facts: Iterable, removed: Removed) -> dict[str, frozenset[str]]:
+    """`Removed.names` from the tracer's FileFacts: names kept modules no longer provide.
+
+    A kept module loses `n` when an unguarded module-level `from T import n` of it imports from a
+    removed module, a removed submodule `T.n`, or a module that itself lost `n` (re-export chains:
+    `sglang.srt.configs` re-exports `AfmoeConfig` from the removed `sglang.srt.configs.afmoe`).
+    Guarded, TYPE_CHECKING and try/except imports are left out: their module may still bind the
+    name another way. Aliased imports (`as`) are left out: the facts do not say which alias.
+    """
+    kept = [f for f in facts if not removed.module_removed(f.module)]
+    lost: dict[str, set[str]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for f in kept:
+            defined = set(f.defined)
+            for rec in f.imports:
+                where = rec.where
+                if not rec.is_from or where.scope != "module" or where.type_checking or where.try_import \
+                        or where.guards:
+                    continue
+                for name in rec.names:
+                    if name == "*" or name not in defined or name in lost.get(f.module, ()):
+                        continue
+                    if removed.module_removed(rec.target) or removed.module_removed(f"{rec.target}.{name}") \
+                            or name in lost.get(rec.target, ()):
+                        lost.setdefault(f.module, set()).add(name)
+                        changed = True
+    return {m: frozenset(v) for m, v in lost.items()}
+
+
 def module_and_package(context: CodemodContext) -> tuple[str | None, str | None]:
     """The file's dotted module and the package its relative imports resolve against."""
     module = context.full_module_name

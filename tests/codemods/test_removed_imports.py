@@ -374,3 +374,27 @@ def test_registered_in_the_pipeline() -> None:
                               module="sglang.srt.a", inputs=INPUTS, codemods=["remove_dead_imports"])
     assert result.status == "success" and result.code == "import os\n"
     assert result.changes == {"remove_dead_imports.imports_removed": 1}
+
+
+def test_lost_names_from_facts_follow_reexport_chains() -> None:
+    from shrinker.codemods.removed_imports import lost_names_from_facts
+    from shrinker.graph.records import FileFacts, ImportRecord, Where
+
+    def facts(module: str, *imports: ImportRecord, defined: list[str]) -> FileFacts:
+        return FileFacts(path=module.replace(".", "/") + ".py", module=module, is_package=False, lines=1,
+                         imports=list(imports), defined=defined)
+
+    plain, guarded = Where(), Where(guards=["_is_npu"])
+    graph = [
+        facts("pkg.configs", ImportRecord("pkg.configs.afmoe", ["AfmoeConfig"], 1, True, plain),
+              ImportRecord("pkg.configs.dsv2", ["DeepseekV2Config"], 2, True, plain),
+              ImportRecord("pkg.configs.npu", ["NpuConfig"], 3, True, guarded),
+              defined=["AfmoeConfig", "DeepseekV2Config", "NpuConfig"]),
+        facts("pkg.utils.common", ImportRecord("pkg.configs", ["AfmoeConfig", "DeepseekV2Config"], 1, True, plain),
+              defined=["AfmoeConfig", "DeepseekV2Config"]),
+        facts("pkg.user", ImportRecord("pkg.utils.common", ["AfmoeConfig"], 1, True, plain), defined=["AfmoeConfig"]),
+    ]
+    removed = make_inputs(["pkg.configs.afmoe", "pkg.configs.npu"]).removed
+    assert lost_names_from_facts(graph, removed) == {
+        "pkg.configs": frozenset({"AfmoeConfig"}), "pkg.utils.common": frozenset({"AfmoeConfig"}),
+        "pkg.user": frozenset({"AfmoeConfig"})}
