@@ -8,7 +8,7 @@ SGLang shapes handled (module-level, in functions, under `if TYPE_CHECKING:`, in
     (the other names of the statement stay)
   - `from sglang.srt.configs import AfmoeConfig` where the kept package no longer provides the name
     (its own import of a removed module went): `inputs.removed.names` lists such names per module,
-    when the plan supplies it (see `lost_names`)
+    when the plan supplies it (`lost_names_from_facts` computes it from the tracer's facts)
   - `try: from <removed> import X; HAVE_X = True  except ImportError: HAVE_X = False`: the removed
     module always raises ImportError now, so the statement becomes what runs then (`HAVE_X = False`)
   - `if TYPE_CHECKING:` blocks that empty are removed; `__all__` entries naming removed names go.
@@ -22,13 +22,12 @@ annotations, annotations under `from __future__ import annotations`, local varia
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Mapping, Union
 
 import libcst as cst
-import re
-from functools import lru_cache
-
 from libcst.codemod import CodemodContext
 from libcst.helpers import get_absolute_module_from_package_for_import, get_full_name_for_node
 from libcst.metadata import ImportAssignment, ScopeProvider
