@@ -74,12 +74,35 @@ def bench_apply() -> dict:
             **_machine()}
 
 
+def bench_regen(from_spec: str = "pypi:sglang==0.5.14", to_spec: str = "pypi:sglang==0.5.16") -> dict:
+    """Regen (plan both releases + diff; apply and verify are measured on their own) cold, then warm."""
+    import shutil
+
+    with tempfile.TemporaryDirectory(prefix="shrink-bench-regen-") as tmp:
+        root = Path(tmp) / "proj"
+        shutil.copytree(paths.rules_dir(), root / "rules")
+        env = {**os.environ, "SHRINK_ROOT": str(root), "SHRINK_CACHE": str(paths.cache_dir()),
+               "SHRINK_PARSE_CACHE": str(Path(tmp) / "parse")}
+        cmd = [sys.executable, "-m", "shrinker.cli"]
+        subprocess.run([*cmd, "upstream", "fetch", from_spec, "--no-kernel"], env=env, check=True,
+                       capture_output=True)
+        runs = {}
+        for label in ("cold", "warm"):
+            start = time.perf_counter()
+            proc = subprocess.run([*cmd, "regen", "--to", to_spec, "--no-apply", "--no-kernel"], env=env,
+                                  capture_output=True, text=True)
+            runs[label] = {"seconds": round(time.perf_counter() - start, 2), "exit_code": proc.returncode}
+    runs["warm_over_cold"] = round(runs["warm"]["seconds"] / runs["cold"]["seconds"], 3)
+    return {"what": f"shrink regen {from_spec} -> {to_spec} --no-apply (parse both, plan, diff, report)",
+            **runs, "target": "warm < 0.5 x cold", **_machine()}
+
+
 def main() -> None:
     out_dir = paths.project_root() / "reports" / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
-    which = sys.argv[1:] or ["plan", "apply"]
+    which = [w for w in sys.argv[1:] if w != "verify"] or ["plan", "apply", "regen"]
     for name in which:
-        result = {"plan": bench_plan, "apply": bench_apply}[name]()
+        result = {"plan": bench_plan, "apply": bench_apply, "regen": bench_regen}[name]()
         (out_dir / f"{name}.json").write_text(json.dumps(result, indent=1) + "\n")
         print(f"{name}: {json.dumps(result)}")
     try:  # the verify stage adds its own figure when present

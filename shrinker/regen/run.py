@@ -120,12 +120,13 @@ def _verify(profile: str, upstream) -> bool:
 
 
 def write_regen_report(result: RegenResult, profile: str, old: str, new: str) -> Path:
-    out = paths.reports_dir(profile) / f"regen-{old}-to-{new}"
-    out.parent.mkdir(parents=True, exist_ok=True)
+    base = paths.reports_dir(profile) / f"regen-{old}-to-{new}"
+    base.parent.mkdir(parents=True, exist_ok=True)
+    md, js = base.parent / f"{base.name}.md", base.parent / f"{base.name}.json"  # versions hold dots
     data = {"from": result.from_spec, "to": result.to_spec, "ok": result.ok, "apply_ok": result.apply_ok,
             "verify_ok": result.verify_ok, "parse_cache_hit_rate": round(result.cache_hit_rate, 4),
             "seconds": result.seconds, "changes": result.changes, "needs_attention": result.attention}
-    out.with_suffix(".json").write_text(json.dumps(data, indent=1) + "\n")
+    js.write_text(json.dumps(data, indent=1) + "\n")
     lines = [f"# Regen {result.from_spec} → {result.to_spec}", "",
              f"Verdict: **{'OK' if result.ok else 'needs a person'}** — apply {'passed' if result.apply_ok else 'did not pass'}, "
              f"verify {'passed' if result.verify_ok else 'did not pass'}; parse cache hits "
@@ -141,5 +142,5 @@ def write_regen_report(result: RegenResult, profile: str, old: str, new: str) ->
         if len(items) > 300:
             lines.append(f"- ... {len(items) - 300} more (see the .json)")
         lines.append("")
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    return out.with_suffix(".md")
+    md.write_text("\n".join(lines) + "\n")
+    return md
