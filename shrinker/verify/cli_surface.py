@@ -1,0 +1,168 @@
+"""CLI surface: `--help` options and choices, and ServerArgs defaults, upstream vs pruned.
+
+Pruned options must be a subset of upstream's. Every option or choice that disappeared must be named
+by a rule (RuleIndex below): a registry key the profile does not keep, a platform name, a removed
+module pattern, or a module the plan removed. Unexplained ones are failures; explained ones are
+listed in the report with the rule that names them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from shrinker.rules.schema import Rules
+
+_SPLIT = re.compile(r"[^a-z0-9]+")
+
+
+def tokens(text: str) -> list[str]:
+    return [t for t in _SPLIT.split(text.lower()) if t]
+
+
+def _contains(haystack: list[str], needle: list[str]) -> bool:
+    n = len(needle)
+    return n > 0 and any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
+
+
+class RuleIndex:
+    """Which rule names a removed option or choice."""
+
+    def __init__(self, rules: Rules, removed_modules: Iterable[str] = ()) -> None:
+        self.rules = rules
+        self.registries = [r for r in rules.registries if r.keep]
+        self.platform_words = [(tokens(w), f"platform string {w!r}") for w in rules.platform.strings.strings]
+        self.platform_words += [(tokens(p), f"platform package {p!r}") for p in rules.platform.packages]
+        self.platform_globs = [p.name for p in rules.platform.predicates if "*" in p.name]
+        self.removed = []
+        for rule in rules.remove:
+            literal = [part for part in rule.pattern.split(".") if "*" not in part]
+            if len(literal) > 1:  # the last literal part names the thing (npu, multimodal_gen, rocm ...)
+                self.removed.append((tokens(literal[-1]), f"remove rule {rule.pattern!r}"))
+        for module in removed_modules:
+            self.removed.append((tokens(module.rpartition(".")[2]), f"removed module {module}"))
+
+    def explain_choice(self, option: str, choice: str, upstream_choices: Iterable[str]) -> str | None:
+        upstream_choices = set(upstream_choices)
+        for reg in self.registries:
+            if reg.kind == "choices" and reg.variable and reg.variable != option:
+                continue
+            if reg.kind != "choices" and not (upstream_choices & set(reg.keep)):
+                continue  # this option's choices are not this registry's keys
+            if choice not in reg.keep:
+                return f"registry {reg.name!r} keeps only {', '.join(reg.keep)}"
+        return self._by_name(choice)
+
+    def explain_option(self, option: str) -> str | None:
+        return self._by_name(option.lstrip("-"))
+
+    def _by_name(self, name: str) -> str | None:
+        words = tokens(name)
+        for needle, why in self.platform_words:
+            if _contains(words, needle):
+                return why
+        for glob in self.platform_globs:
+            if fnmatch.fnmatch(name.lower(), glob):
+                return f"platform predicate {glob!r}"
+        for needle, why in self.removed:
+            if _contains(words, needle):
+                return why
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SurfaceDiff:
+    options_upstream: int = 0
+    options_pruned: int = 0
+    choices_upstream: int = 0
+    choices_pruned: int = 0
+    findings: list[str] = field(default_factory=list)
+    explained: list[str] = field(default_factory=list)
+
+
+def options_of(probe_result: dict) -> dict[str, list[str] | None]:
+    """option string -> choices (None when free-form), over the parsers that printed help."""
+    out: dict[str, list[str] | None] = {}
+    for parser in probe_result.get("parsers", []):
+        for action in parser["actions"]:
+            for opt in action["options"]:
+                out[opt] = action["choices"]
+    return out
+
+
+def compare_help(module: str, upstream: dict, pruned: dict, index: RuleIndex, where: str) -> SurfaceDiff:
+    diff = SurfaceDiff()
+    if upstream.get("exit") != 0 or not upstream.get("parsers"):
+        diff.findings.append(f"{where}:1 upstream `python -m {module} --help` failed: {upstream.get('error') or 'exit ' + str(upstream.get('exit'))}")
+        return diff
+    if pruned.get("exit") != 0 or not pruned.get("parsers"):
+        diff.findings.append(f"{where}:1 `python -m {module} --help` works upstream but fails pruned: {pruned.get('error') or 'exit ' + str(pruned.get('exit'))}")
+        return diff
+    up, pr = options_of(upstream), options_of(pruned)
+    diff.options_upstream, diff.options_pruned = len(up), len(pr)
+    diff.choices_upstream = sum(len(c or []) for c in up.values())
+    diff.choices_pruned = sum(len(c or []) for c in pr.values())
+    for opt in sorted(set(pr) - set(up)):
+        diff.findings.append(f"{where}:1 {module}: option {opt} is not in upstream")
+    for opt in sorted(set(up) - set(pr)):
+        why = index.explain_option(opt)
+        if why:
+            diff.explained.append(f"{module}: option {opt} removed ({why})")
+        else:
+            diff.findings.append(f"{where}:1 {module}: option {opt} disappeared and no rule names it")
+    for opt in sorted(set(up) & set(pr)):
+        u, p = up[opt], pr[opt]
+        if u is None and p is None:
+            continue
+        if u is None or p is None:
+            diff.findings.append(f"{where}:1 {module}: option {opt} changed between free-form and choices")
+            continue
+        for extra in sorted(set(p) - set(u)):
+            diff.findings.append(f"{where}:1 {module}: {opt} choice {extra!r} is not in upstream")
+        for gone in sorted(set(u) - set(p)):
+            why = index.explain_choice(opt, gone, u)
+            if why:
+                diff.explained.append(f"{module}: {opt} choice {gone!r} removed ({why})")
+            else:
+                diff.findings.append(f"{where}:1 {module}: {opt} choice {gone!r} disappeared and no rule names it")
+    return diff
+
+
+def compare_server_args(upstream: dict, pruned: dict, where: str) -> tuple[list[str], list[str], int]:
+    """(findings, notes, fields compared)."""
+    if upstream.get("error"):
+        return [f"{where}:1 ServerArgs fails upstream: {upstream['error'].splitlines()[-1]}"], [], 0
+    if pruned.get("error"):
+        tail = " | ".join(pruned["error"].splitlines()[-3:])
+        return [f"{where}:1 ServerArgs works upstream but fails pruned: {tail}"], [], 0
+    up, pr = upstream["fields"], pruned["fields"]
+    findings, notes = [], []
+    both = sorted(set(up) & set(pr))
+    for name in both:
+        if up[name] != pr[name]:
+            findings.append(f"{where}:1 ServerArgs.{name}: upstream {up[name]!r}, pruned {pr[name]!r}")
+    for name in sorted(set(up) - set(pr)):
+        notes.append(f"ServerArgs.{name} removed (upstream default {up[name]!r})")
+    for name in sorted(set(pr) - set(up)):
+        findings.append(f"{where}:1 ServerArgs.{name} is not in upstream")
+    return findings, notes, len(both)
+
+
+def model_dir_for(config: Path, base: Path) -> Path:
+    """A folder holding CONFIG as config.json, at a path that depends only on its content: both
+    trees get the same model_path, so ServerArgs fields derived from it compare equal."""
+    data = config.read_bytes()
+    folder = base / f"model-{hashlib.sha1(data).hexdigest()[:12]}"
+    if not (folder / "config.json").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / "config.json.tmp"
+        tmp.write_bytes(data)
+        tmp.replace(folder / "config.json")
+    return folder

@@ -1,0 +1,118 @@
+"""`shrink verify` (and `shrink verify env`): the checks, a rich table of counts, exit 0/1/2."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from shrinker import paths
+from shrinker.console import console, out
+from shrinker.errors import CheckFailed, ShrinkError
+
+SHOWN_FINDINGS = 15
+
+
+def _upstream(upstream_root: Optional[Path]):
+    """(upstream root, version) from --upstream or the pinned upstream."""
+    if upstream_root is not None:
+        if not upstream_root.is_dir():
+            raise ShrinkError(f"--upstream {upstream_root}: no such folder")
+        from shrinker.verify.run import _version
+        from shrinker.verify.tree import SourceTree
+
+        return upstream_root, _version(SourceTree.load(upstream_root)) or "unknown"
+    from shrinker.upstream import load
+
+    up = load()
+    return up.root, up.version
+
+
+def _gpu_runner():
+    try:
+        module = importlib.import_module("shrinker.gpu.verify")
+    except ModuleNotFoundError as exc:
+        if exc.name and "shrinker.gpu.verify".startswith(exc.name):
+            raise ShrinkError("--gpu: shrinker.gpu.verify is not available in this checkout (the GPU stage is not built)") from None
+        raise
+    runner = getattr(module, "run_gpu_verify", None)
+    if runner is None:
+        raise ShrinkError("--gpu: shrinker.gpu.verify has no run_gpu_verify(tree, upstream_root)")
+    return runner
+
+
+def render(result) -> Table:
+    table = Table(title=f"shrink verify  {result.tree}", title_justify="left")
+    for col in ("check", "result", "counts", "regressions", "seconds"):
+        table.add_column(col, justify="right" if col in ("regressions", "seconds") else "left")
+    for c in result.checks:
+        shown = {k: v for k, v in c.counts.items() if k != "regressions"}
+        table.add_row(c.name, "[green]pass[/]" if c.passed else "[red]FAIL[/]",
+                      ", ".join(f"{k} {v}" for k, v in shown.items()), str(len(c.findings)), f"{c.seconds:.1f}")
+    return table
+
+
+def register(app: typer.Typer) -> None:
+    verify_app = typer.Typer(invoke_without_command=True, no_args_is_help=False,
+                             help="Check the pruned tree against upstream: static, imports, CLI, behaviour.")
+    app.add_typer(verify_app, name="verify")
+
+    @verify_app.callback()
+    def verify(
+        ctx: typer.Context,
+        tree: Optional[Path] = typer.Option(None, "--tree", help="Tree to verify (default: build/<profile>-v<version>)."),
+        check: Optional[list[str]] = typer.Option(None, "--check", "-c",
+                                                  help="Check or group to run (repeatable): static, quick, dynamic, all, or a check name."),
+        gpu: bool = typer.Option(False, "--gpu", help="Also run the GPU verification (shrinker.gpu)."),
+        profile: str = typer.Option("deepseek", "--profile", "-p", help="Rules profile in rules/<profile>.toml."),
+        upstream: Optional[Path] = typer.Option(None, "--upstream", help="Upstream tree (default: the pinned upstream)."),
+        jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="Parallel workers."),
+        no_reuse: bool = typer.Option(False, "--no-reuse", help="Re-import every module instead of reusing upstream results for unchanged import closures."),
+        report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="Where verify.json/md go (default: reports/<profile>/v<version>)."),
+        no_report: bool = typer.Option(False, "--no-report", help="Write no report files."),
+    ) -> None:
+        if ctx.invoked_subcommand is not None:
+            return
+        from shrinker.verify.run import verify_tree
+
+        upstream_root, version = _upstream(upstream)
+        tree = tree or paths.work_tree_dir(profile, version)
+        if not tree.is_dir():
+            raise ShrinkError(f"no tree at {tree}: run `shrink apply` first, or pass --tree")
+        runner = _gpu_runner() if gpu else None  # fail fast, before minutes of CPU checks
+        reports = None if no_report else (report_dir or paths.reports_dir(profile, version))
+        result = verify_tree(tree, upstream_root, checks=check, jobs=jobs, report_dir=reports, profile=profile,
+                             reuse=not no_reuse)
+        out.print(render(result))
+        for c in result.checks:
+            for finding in c.findings[:SHOWN_FINDINGS]:
+                out.print(f"[red]{c.name}[/] {finding}", markup=True, highlight=False, soft_wrap=True)
+            if len(c.findings) > SHOWN_FINDINGS:
+                out.print(f"[red]{c.name}[/] ... {len(c.findings) - SHOWN_FINDINGS} more in the report")
+        if reports:
+            console.print(f"report: {reports / 'verify.md'}")
+        code = 0 if result.passed else 1
+        if runner is not None:
+            gpu_code = int(runner(tree, upstream_root))
+            code = code or gpu_code
+        if code == 1 and not result.passed:
+            raise CheckFailed(f"verify failed: {result.regressions} regressions")
+        if code:
+            err = ShrinkError(f"gpu verify failed (exit {code})")
+            err.exit_code = code
+            raise err
+        out.print(f"[green]verify passed[/]: {len(result.checks)} checks, 0 regressions, {result.seconds:.1f} s")
+
+    @verify_app.command("env")
+    def env_cmd(force: bool = typer.Option(False, "--force", help="Rebuild even when up to date.")) -> None:
+        """Create .venv-verify (CPU torch + what sglang needs to import); a second run does nothing."""
+        from shrinker.verify.env import env_dir, make_env
+
+        with console.status(f"making {env_dir()} ..."):
+            env = make_env(force=force, log=lambda msg: console.log(msg))
+        out.print(f"[green]verify env[/] {env.root}  torch {env.torch_version}  {len(env.installed)} requirements")
+        for req, why in env.failed.items():
+            out.print(f"[yellow]could not install[/] {req}: {why}")

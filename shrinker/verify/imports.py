@@ -1,0 +1,245 @@
+"""Differential import check: every module of the pruned tree, imported in isolation, in upstream and
+in the pruned tree, in the verify environment. Imports upstream but not pruned = regression.
+
+Workers (probes/import_worker.py) run in parallel, each a fork server; upstream results are cached
+per upstream commit (and per environment and worker version) under cache_dir()/verify/.
+
+Reuse: a worker reports the tree modules loaded by each import. When every module an upstream
+import loaded has the same bytes in the pruned tree (and the pruned tree adds no module), the pruned
+import runs the same code and gets the same result, so it is reused instead of re-run. Import-time
+reads of non-Python files are the exception this cannot see; `reuse=False` re-runs everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from shrinker import paths
+from shrinker.console import progress
+from shrinker.verify.env import VerifyEnv
+from shrinker.verify.tree import IMPORT_ROOTS, SourceTree, content_hash
+
+WORKER = Path(__file__).parent / "probes" / "import_worker.py"
+# Third-party packages the fork server imports once (not tree code: isolation is unchanged).
+PRELOAD = ["torch", "torch._dynamo", "torch._inductor.compile_fx", "triton", "triton.language", "numpy",
+           "scipy", "scipy.optimize", "transformers", "transformers.modeling_utils",
+           "transformers.processing_utils", "transformers.models.llama.modeling_llama", "tokenizers",
+           "safetensors", "huggingface_hub", "torchvision", "pydantic", "fastapi", "starlette", "uvicorn",
+           "openai", "zmq", "aiohttp", "requests", "IPython", "PIL.Image", "einops", "xgrammar",
+           "compressed_tensors", "gguf", "jsonschema", "tiktoken", "sentencepiece", "msgspec", "orjson",
+           "psutil", "prometheus_client", "setproctitle", "uvloop", "dill", "partial_json_parser",
+           "pybase64", "soundfile", "tvm_ffi", "loguru", "tqdm"]
+SKIP_LAST_PARTS = {"__main__"}  # importing these runs a program
+
+
+@dataclass
+class ImportOutcome:
+    module: str
+    status: str  # ok | error | timeout | crash | missing (not in this tree)
+    seconds: float = 0.0
+    error: str = ""
+    loaded: list[str] = field(default_factory=list)
+    reused: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def worker_env(tree: SourceTree) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "SGLANG_"))}
+    roots = [str(tree.root / r) for r in IMPORT_ROOTS if (tree.root / r).is_dir()]
+    env.update({
+        "PYTHONPATH": os.pathsep.join(roots),
+        # bytecode next to the cache, never into the (read-only) upstream tree or the work tree
+        "PYTHONPYCACHEPREFIX": str(paths.cache_dir() / "verify" / "pycache"),
+        "PYTHONHASHSEED": "0",
+        "CUDA_VISIBLE_DEVICES": "",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONWARNINGS": "ignore",
+    })
+    return env
+
+
+def importable_modules(tree: SourceTree) -> list[str]:
+    return sorted(m for m in tree.modules if m.rpartition(".")[2] not in SKIP_LAST_PARTS)
+
+
+def _split(modules: list[str], jobs: int) -> list[list[str]]:
+    """Spread modules over workers by parent package, so siblings share one sub-server."""
+    groups: dict[str, list[str]] = {}
+    for m in modules:
+        groups.setdefault(m.rpartition(".")[0], []).append(m)
+    buckets: list[list[str]] = [[] for _ in range(max(1, jobs))]
+    for _, group in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        min(buckets, key=len).extend(group)
+    return [b for b in buckets if b]
+
+
+def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: int = 2,
+                timeout: float = 60.0, label: str = "importing") -> dict[str, ImportOutcome]:
+    """Import each module in isolation in `tree`; one outcome per module."""
+    results: dict[str, ImportOutcome] = {}
+    if not modules:
+        return results
+    with tempfile.TemporaryDirectory(prefix="shrink-imports-") as tmp, progress(label, len(modules)) as advance:
+        procs = []
+        for i, chunk in enumerate(_split(modules, jobs)):
+            cfg = Path(tmp) / f"worker-{i}.json"
+            cfg.write_text(json.dumps({"modules": chunk, "timeout": timeout, "preload": PRELOAD,
+                                       "tops": sorted(tree.top_packages)}))
+            err = open(Path(tmp) / f"worker-{i}.err", "w")
+            proc = subprocess.Popen([str(env.python), str(WORKER), str(cfg)], stdout=subprocess.PIPE,
+                                    stderr=err, env=worker_env(tree), cwd=tmp, text=True)
+            procs.append((proc, err, chunk))
+        lines: queue.Queue = queue.Queue()
+
+        def pump(stream) -> None:  # one reader thread per worker keeps every pipe drained
+            for line in stream:
+                lines.put(line)
+            lines.put(None)
+
+        for proc, _, _ in procs:
+            threading.Thread(target=pump, args=(proc.stdout,), daemon=True).start()
+        seen: set[str] = set()
+        open_pipes = len(procs)
+        while open_pipes:
+            line = lines.get()
+            if line is None:
+                open_pipes -= 1
+                continue
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            outcome = ImportOutcome(module=data["module"], status=data["status"],
+                                    seconds=data.get("seconds", 0.0), error=data.get("error", ""),
+                                    loaded=data.get("loaded", []))
+            results[outcome.module] = outcome  # a re-run (parent package failed) replaces the first
+            if outcome.module not in seen:
+                seen.add(outcome.module)
+                advance()
+        for proc, err, chunk in procs:
+            proc.wait()
+            err.close()
+            for m in chunk:
+                if m not in results:
+                    tail = (Path(err.name).read_text().strip().splitlines() or ["no output"])[-1]
+                    results[m] = ImportOutcome(m, "crash", error=f"worker exited {proc.returncode}: {tail}")
+    return results
+
+
+# ---------------------------------------------------------------------------------------------
+# Upstream cache
+
+
+def _harness_key(env: VerifyEnv, timeout: float) -> str:
+    text = f"{env.requirements_hash}:{hashlib.sha1(WORKER.read_bytes()).hexdigest()}:{','.join(PRELOAD)}:{timeout}"
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def upstream_cache_file(commit: str, env: VerifyEnv, timeout: float) -> Path:
+    return paths.cache_dir() / "verify" / f"imports-{commit[:12]}-{_harness_key(env, timeout)}.json"
+
+
+def upstream_results(upstream: SourceTree, commit: str | None, env: VerifyEnv, modules: list[str], *,
+                     jobs: int = 2, timeout: float = 60.0) -> tuple[dict[str, ImportOutcome], int]:
+    """Upstream outcomes for `modules` (cached per commit when `commit` is given); (results, newly run)."""
+    cache_path = upstream_cache_file(commit, env, timeout) if commit else None
+    cached: dict[str, dict] = {}
+    if cache_path and cache_path.exists():
+        try:
+            cached = json.loads(cache_path.read_text())
+        except ValueError:
+            cached = {}
+    wanted = [m for m in modules if upstream.has(m)]
+    todo = [m for m in wanted if m not in cached]
+    fresh = run_imports(upstream, env, todo, jobs=jobs, timeout=timeout, label="importing upstream") if todo else {}
+    for m, outcome in fresh.items():
+        cached[m] = asdict(outcome)
+    if cache_path and fresh:
+        cache_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(cached, separators=(",", ":")))
+        os.replace(tmp, cache_path)
+    results = {m: ImportOutcome(**cached[m]) for m in wanted}
+    for m in modules:
+        if m not in results:
+            results[m] = ImportOutcome(m, "missing", error="not in upstream")
+    return results, len(todo)
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison
+
+
+def module_hashes(tree: SourceTree) -> dict[str, str]:
+    out = {}
+    for name, m in tree.modules.items():
+        out[name] = "namespace" if m.kind == "namespace" else content_hash(m.path.read_bytes())
+    return out
+
+
+@dataclass
+class ImportComparison:
+    modules: int = 0
+    upstream_ok: int = 0
+    pruned_ok: int = 0
+    reused: int = 0
+    upstream_run: int = 0
+    regressions: list[str] = field(default_factory=list)  # findings
+    fixed: list[str] = field(default_factory=list)  # fail upstream, import pruned (notes)
+    pruned: dict[str, ImportOutcome] = field(default_factory=dict)
+    upstream: dict[str, ImportOutcome] = field(default_factory=dict)
+
+
+def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *, commit: str | None,
+                    jobs: int = 2, timeout: float = 60.0, reuse: bool = True) -> ImportComparison:
+    modules = importable_modules(pruned)
+    up, n_run = upstream_results(upstream, commit, env, modules, jobs=jobs, timeout=timeout)
+    todo = list(modules)
+    pruned_out: dict[str, ImportOutcome] = {}
+    if reuse:
+        pruned_hashes, upstream_hashes = module_hashes(pruned), module_hashes(upstream)
+        if all(m in upstream_hashes for m in pruned_hashes):  # nothing new: reuse is sound
+            todo = []
+            for m in modules:
+                u = up[m]
+                if u.status in ("ok", "error") and u.loaded and all(
+                        pruned_hashes.get(d) == upstream_hashes.get(d) for d in u.loaded):
+                    pruned_out[m] = ImportOutcome(**{**asdict(u), "reused": True})
+                else:
+                    todo.append(m)
+    pruned_out.update(run_imports(pruned, env, todo, jobs=jobs, timeout=timeout, label="importing pruned"))
+    cmp = ImportComparison(modules=len(modules), upstream_run=n_run, pruned=pruned_out, upstream=up)
+    for m in modules:
+        u, p = up[m], pruned_out[m]
+        cmp.upstream_ok += u.ok
+        cmp.pruned_ok += p.ok
+        cmp.reused += p.reused
+        if u.ok and not p.ok:
+            tail = " | ".join(line.strip() for line in p.error.splitlines()[-3:])
+            cmp.regressions.append(f"{pruned.rel(m)}:1 {m} imports in upstream but not pruned ({p.status}): {tail}")
+        elif p.ok and not u.ok and u.status != "missing":
+            cmp.fixed.append(f"{pruned.rel(m)}:1 {m} fails upstream ({u.status}) but imports pruned")
+    return cmp
+
+
+def timed_compare(*args, **kwargs) -> tuple[ImportComparison, float]:
+    start = time.monotonic()
+    cmp = compare_imports(*args, **kwargs)
+    return cmp, time.monotonic() - start

@@ -1,0 +1,154 @@
+"""Fork-server import worker, run with the verify environment's python (stdlib only: no shrinker).
+
+    python import_worker.py CONFIG.json
+
+CONFIG: {"modules": [...], "timeout": s, "preload": [third-party names], "tops": [tree packages]}.
+
+Every module is imported by a fresh forked child that imports exactly that module, so a module that
+fails, hangs or poisons the interpreter cannot touch another's result. Two things are shared to make
+that fast, neither of which changes what an isolated `python -c "import X"` would do:
+- the third-party `preload` packages (torch alone takes seconds) are imported once by the server;
+- modules are grouped by parent package, and each group's children fork from a sub-server that has
+  imported that parent: Python imports a module's parent packages before the module itself, so
+  they would run first anyway. When the parent fails to import, its children fork from the server
+  instead (and fail on the parent themselves).
+One JSON line per module goes to stdout: {"module", "status": "ok" | "error" | "timeout" | "crash",
+"seconds", "error": last traceback lines, "loaded": tree modules in sys.modules afterwards}.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import select
+import signal
+import sys
+import time
+import traceback
+
+TAIL_LINES = 6
+OUT_FD = 1
+
+
+def _emit(record: dict) -> None:
+    data = (json.dumps(record) + "\n").encode()
+    while data:
+        data = data[os.write(OUT_FD, data):]
+
+
+def _loaded(tops: set[str]) -> list[str]:
+    return sorted(m for m in list(sys.modules) if m.partition(".")[0] in tops and sys.modules.get(m) is not None)
+
+
+def _child(module: str, wfd: int, tops: set[str]) -> None:
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    try:
+        importlib.import_module(module)
+        payload = {"status": "ok"}
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt from module code count too
+        lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+        text = "".join(lines).rstrip().splitlines()
+        payload = {"status": "error", "error": "\n".join(text[-TAIL_LINES:]), "exception": type(exc).__name__}
+    payload["loaded"] = _loaded(tops)
+    data = json.dumps(payload).encode()
+    try:
+        while data:
+            data = data[os.write(wfd, data):]
+    finally:
+        os._exit(0)
+
+
+def _run_one(module: str, timeout: float, tops: set[str]) -> dict:
+    rfd, wfd = os.pipe()
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        os.close(rfd)
+        _child(module, wfd, tops)
+    os.close(wfd)
+    chunks, deadline, timed_out = [], start + timeout, False
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            os.kill(pid, signal.SIGKILL)
+            timed_out = True
+            break
+        ready, _, _ = select.select([rfd], [], [], left)
+        if ready:
+            chunk = os.read(rfd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    os.close(rfd)
+    _, wstatus = os.waitpid(pid, 0)
+    seconds = round(time.monotonic() - start, 3)
+    if timed_out:
+        return {"module": module, "status": "timeout", "seconds": seconds,
+                "error": f"import did not finish in {timeout:.0f} s", "loaded": []}
+    try:
+        result = json.loads(b"".join(chunks).decode())
+    except ValueError:
+        how = (f"signal {os.WTERMSIG(wstatus)}" if os.WIFSIGNALED(wstatus)
+               else f"exit code {os.WEXITSTATUS(wstatus)}")
+        result = {"status": "crash", "error": f"the importing process died ({how}) before reporting", "loaded": []}
+    return {"module": module, "seconds": seconds, **result}
+
+
+def _group(modules: list[str]) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for m in modules:
+        groups.setdefault(m.rpartition(".")[0], []).append(m)
+    return groups
+
+
+def _serve_group(parent: str, modules: list[str], timeout: float, tops: set[str]) -> None:
+    """In a forked sub-server: import the parent package once, then one child per module."""
+    if parent:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        saved = os.dup(2)
+        os.dup2(devnull, 2)  # the parent's import warnings are the children's business
+        signal.alarm(int(timeout) + 1)  # a hanging parent kills this sub-server (SIGALRM)
+        try:
+            importlib.import_module(parent)
+        except BaseException:
+            os._exit(3)  # the server runs these modules itself
+        finally:
+            signal.alarm(0)
+            os.dup2(saved, 2)
+    for module in modules:
+        _emit(_run_one(module, timeout, tops))
+    os._exit(0)
+
+
+def main() -> None:
+    global OUT_FD
+    config = json.loads(open(sys.argv[1]).read())
+    # Results go to the real stdout; anything a preload prints goes to stderr instead.
+    OUT_FD = os.dup(1)
+    os.dup2(2, 1)
+    timeout = float(config.get("timeout", 60))
+    tops = set(config.get("tops", []))
+    for name in config.get("preload", []):
+        try:
+            importlib.import_module(name)
+        except BaseException:
+            pass  # a missing third-party package shows up in the modules that need it
+    for parent, modules in _group(config["modules"]).items():
+        pid = os.fork()
+        if pid == 0:
+            _serve_group(parent, modules, timeout, tops)
+        # The sub-server reports per module; if it cannot import the parent it exits 3 at once.
+        _, wstatus = os.waitpid(pid, 0)
+        if os.WIFEXITED(wstatus) and os.WEXITSTATUS(wstatus) == 0:
+            continue
+        # Parent failed (or the sub-server died): run the group's modules from here. Modules it
+        # already reported are reported again; the reader keeps the last line per module.
+        for module in modules:
+            _emit(_run_one(module, timeout, tops))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""verify_tree: run the checks on a pruned tree against upstream and gather one VerifyResult."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import tomllib
+from pathlib import Path
+from typing import Sequence
+
+from shrinker import paths
+from shrinker.errors import ShrinkError
+from shrinker.verify import behaviour, cli_surface, static
+from shrinker.verify.deps import packages_distributions
+from shrinker.verify.env import VerifyEnv, load_env
+from shrinker.verify.factcache import tree_facts
+from shrinker.verify.imports import compare_imports
+from shrinker.verify.probe import ProbeFailed, cached, probe_key, run_probe
+from shrinker.verify.result import CheckResult, VerifyResult
+from shrinker.verify.tree import SourceTree
+
+STATIC = list(static.STATIC_CHECKS)
+DYNAMIC = ["imports", "cli", "server_args", "behaviour"]
+ALL_CHECKS = STATIC + DYNAMIC
+GROUPS = {"static": STATIC, "quick": STATIC, "dynamic": DYNAMIC, "all": ALL_CHECKS}
+DATA = Path(__file__).parent / "data"
+
+
+def resolve_checks(names: Sequence[str] | None) -> list[str]:
+    if not names:
+        return list(ALL_CHECKS)
+    out: list[str] = []
+    for name in names:
+        for check in GROUPS.get(name, [name]):
+            if check not in ALL_CHECKS:
+                raise ShrinkError(f"unknown check {name!r} (checks: {', '.join(ALL_CHECKS)}; groups: {', '.join(GROUPS)})")
+            if check not in out:
+                out.append(check)
+    return [c for c in ALL_CHECKS if c in out]
+
+
+def clean_commit(root: Path) -> str | None:
+    """HEAD of a git tree with no changes (safe to cache results by), else None."""
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel", "HEAD"],
+                              capture_output=True, text=True)
+        lines = head.stdout.split()
+        if head.returncode != 0 or len(lines) != 2 or Path(lines[0]).resolve() != root.resolve():
+            return None  # not a repo of its own (e.g. a copy inside another checkout)
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True)
+        if dirty.returncode != 0 or dirty.stdout.strip():
+            return None
+        return lines[1]
+    except OSError:
+        return None
+
+
+def load_surface(profile: str) -> dict:
+    path = DATA / f"{profile}.toml"
+    if not path.exists():
+        raise ShrinkError(f"no verify data for profile {profile!r}: {path}")
+    return tomllib.loads(path.read_text())
+
+
+def removed_modules(profile: str, version: str) -> list[str]:
+    """Modules the plan removed (manifests/<profile>/v<version>/remove.txt), as dotted names."""
+    path = paths.manifests_dir(profile, version) / "remove.txt"
+    if not path.exists():
+        return []
+    out = []
+    for raw in path.read_text().splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        line = line.split()[0]
+        if line.endswith(".py") or "/" in line:
+            parts = Path(line).with_suffix("").parts
+            if "python" in parts:
+                parts = parts[parts.index("python") + 1:]
+            if parts and parts[-1] == "__init__":
+                parts = parts[:-1]
+            line = ".".join(parts)
+        out.append(line)
+    return out
+
+
+class _Timer:
+    def __enter__(self):
+        self.start = time.monotonic()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = round(time.monotonic() - self.start, 2)
+
+
+def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None = None, jobs: int = 2,
+                report_dir: Path | None = None, profile: str = "deepseek", env: VerifyEnv | None = None,
+                reuse: bool = True, timeout: float = 60.0, upstream_commit: str | None = "auto") -> VerifyResult:
+    """Verify TREE (pruned) against UPSTREAM_ROOT; `checks` picks checks or groups (static, quick, dynamic).
+
+    Static checks need nothing but the two trees; the others need the verify environment
+    (`shrink verify env`). Upstream results are cached per upstream commit when upstream is a clean
+    git tree (`upstream_commit="auto"`) or under the commit given; None disables the caches.
+    """
+    start = time.monotonic()
+    wanted = resolve_checks(checks)
+    pruned_tree, upstream_tree = SourceTree.load(tree), SourceTree.load(upstream_root)
+    commit = clean_commit(upstream_tree.root) if upstream_commit == "auto" else upstream_commit
+    result = VerifyResult(tree=pruned_tree.root, upstream_root=upstream_tree.root)
+
+    if any(c in DYNAMIC for c in wanted):
+        env = env or load_env()
+        if env is None:
+            raise ShrinkError("no verify environment (.venv-verify): run `shrink verify env` first (make verify-env)")
+
+    if any(c in STATIC for c in wanted):
+        with _Timer() as t:
+            facts_up = tree_facts(upstream_tree, jobs=jobs)
+            facts_pr = tree_facts(pruned_tree, jobs=jobs)
+            dist_map = packages_distributions(str(env.python) if env else None)
+            found_up = static.collect(upstream_tree, facts_up, dist_map)
+            found_pr = static.collect(pruned_tree, facts_pr, dist_map)
+        for check in (c for c in STATIC if c in wanted):
+            new = static.regressions(found_pr.by_check[check], found_up.by_check[check])
+            counts = dict(found_pr.counts[check])
+            counts.update({"upstream_findings": len(found_up.by_check[check]),
+                           "pruned_findings": len(found_pr.by_check[check]), "regressions": len(new)})
+            result.checks.append(CheckResult(check, passed=not new, counts=counts, findings=[f.text for f in new],
+                                             notes=found_pr.notes[check], seconds=t.seconds if check == STATIC[0] else 0.0))
+
+    if "imports" in wanted:
+        with _Timer() as t:
+            cmp = compare_imports(pruned_tree, upstream_tree, env, commit=commit, jobs=jobs, timeout=timeout,
+                                  reuse=reuse)
+        result.checks.append(CheckResult(
+            "imports", passed=not cmp.regressions,
+            counts={"modules": cmp.modules, "import_upstream": cmp.upstream_ok, "import_pruned": cmp.pruned_ok,
+                    "regressions": len(cmp.regressions), "fixed": len(cmp.fixed), "reused": cmp.reused,
+                    "upstream_run": cmp.upstream_run},
+            findings=cmp.regressions, notes=cmp.fixed, seconds=t.seconds))
+
+    surface = load_surface(profile) if any(c in ("cli", "server_args", "behaviour") for c in wanted) else {}
+    if "cli" in wanted:
+        with _Timer() as t:
+            result.checks.append(_check_cli(pruned_tree, upstream_tree, env, commit, surface, profile))
+        result.checks[-1].seconds = t.seconds
+    if "server_args" in wanted:
+        with _Timer() as t:
+            result.checks.append(_check_server_args(pruned_tree, upstream_tree, env, commit, surface))
+        result.checks[-1].seconds = t.seconds
+    if "behaviour" in wanted:
+        with _Timer() as t:
+            result.checks.append(_check_behaviour(pruned_tree, upstream_tree, env, commit, surface))
+        result.checks[-1].seconds = t.seconds
+
+    result.seconds = time.monotonic() - start
+    if report_dir is not None:
+        from shrinker.verify.report import write_report
+
+        write_report(result, report_dir)
+    return result
+
+
+def _probe_both(script: str, pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit: str | None,
+                name: str, args: list[str], inputs: dict | None = None) -> tuple[dict, dict]:
+    key = probe_key(script, env, {"args": args, "inputs": inputs})
+    up = cached(commit, name, key, lambda: run_probe(script, upstream, env, args, inputs=inputs))
+    pr = run_probe(script, pruned, env, args, inputs=inputs)
+    return up, pr
+
+
+def _check_cli(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit: str | None, surface: dict,
+               profile: str) -> CheckResult:
+    from shrinker.rules.load import load_rules
+
+    version = _version(upstream)
+    index = cli_surface.RuleIndex(load_rules(profile), removed_modules(profile, version) if version else [])
+    findings, notes = [], []
+    counts = {"options_upstream": 0, "options_pruned": 0, "choices_upstream": 0, "choices_pruned": 0}
+    for module in surface.get("cli", {}).get("modules", []):
+        where = pruned.rel(module) if pruned.has(module) else module
+        try:
+            up, pr = _probe_both("cli_probe.py", pruned, upstream, env, commit, f"cli-{module}",
+                                 ["{out}", module])
+        except ProbeFailed as exc:
+            findings.append(f"{where}:1 {exc}")
+            continue
+        diff = cli_surface.compare_help(module, up, pr, index, where)
+        findings += diff.findings
+        notes += diff.explained
+        counts["options_upstream"] += diff.options_upstream
+        counts["options_pruned"] += diff.options_pruned
+        counts["choices_upstream"] += diff.choices_upstream
+        counts["choices_pruned"] += diff.choices_pruned
+    counts.update({"removed_explained": len(notes), "unexplained": len(findings)})
+    return CheckResult("cli", passed=not findings, counts=counts, findings=findings, notes=notes)
+
+
+def _version(tree: SourceTree) -> str | None:
+    pyproject = tree.root / "python" / "pyproject.toml"
+    if pyproject.exists():
+        return tomllib.loads(pyproject.read_text()).get("project", {}).get("version")
+    return None
+
+
+def _check_server_args(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit: str | None,
+                       surface: dict) -> CheckResult:
+    spec_data = surface.get("server_args", {})
+    model_dir = cli_surface.model_dir_for(DATA / spec_data["config"], paths.cache_dir() / "verify")
+    spec = {"target": spec_data["target"], "model_dir": str(model_dir), "kwargs": spec_data.get("kwargs", {}),
+            "gpu": spec_data.get("gpu"), "preimport": spec_data.get("preimport", [])}
+    where = pruned.rel(spec["target"].partition(":")[0]) if pruned.has(spec["target"].partition(":")[0]) else spec["target"]
+    try:
+        up, pr = _probe_both("serverargs_probe.py", pruned, upstream, env, commit, "server-args",
+                             ["{input:spec}", "{out}"], {"spec": spec})
+    except ProbeFailed as exc:
+        return CheckResult("server_args", passed=False, findings=[f"{where}:1 {exc}"])
+    findings, notes, compared = cli_surface.compare_server_args(up, pr, where)
+    return CheckResult("server_args", passed=not findings,
+                       counts={"fields_upstream": len(up.get("fields", {})), "fields_pruned": len(pr.get("fields", {})),
+                               "fields_compared": compared, "differences": len(findings)},
+                       findings=findings, notes=notes)
+
+
+def _check_behaviour(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit: str | None,
+                     surface: dict) -> CheckResult:
+    cases = behaviour.load_cases(surface.get("behaviour", {}).get("cases", "behaviour_cases.json"))
+    try:
+        up, pr = _probe_both("behaviour_probe.py", pruned, upstream, env, commit, "behaviour",
+                             ["{input:cases}", "{out}"], {"cases": cases})
+    except ProbeFailed as exc:
+        return CheckResult("behaviour", passed=False, findings=[f"behaviour:1 {exc}"])
+    findings, counts = behaviour.compare_cases(up, pr, "behaviour")
+    counts["differences"] = len(findings)
+    return CheckResult("behaviour", passed=not findings, counts=counts, findings=findings)
