@@ -23,7 +23,8 @@ are never touched.
 from __future__ import annotations
 
 import builtins
-from typing import Optional, Union
+import re
+from typing import Optional, Sequence, Union
 
 import libcst as cst
 
@@ -39,6 +40,10 @@ from shrinker.codemods.base import (
 )
 from shrinker.codemods.fold_platform import PredicateScope, predicate_triggers
 from shrinker.codemods.inputs import CodemodInputs
+
+def _triggers(inputs: CodemodInputs) -> re.Pattern:
+    return predicate_triggers(inputs, extra=tuple(inputs.rules.platform.packages))
+
 
 _Statement = Union[cst.BaseStatement, cst.FlattenSentinel, cst.RemovalSentinel]
 
@@ -71,6 +76,12 @@ def _catches_import_error(handler_type: Optional[cst.BaseExpression]) -> Optiona
     return None
 
 
+def _terminates(stmt: cst.BaseStatement) -> bool:
+    """A line ending in return/raise/continue/break: what follows it in its block never runs."""
+    return (isinstance(stmt, cst.SimpleStatementLine) and bool(stmt.body)
+            and isinstance(stmt.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break)))
+
+
 def _uses_name(node: cst.CSTNode, name: str) -> bool:
     found = False
 
@@ -95,13 +106,15 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         self._setup_folding(inputs)
         self._elifs: set[int] = set()
         self._wrapped: set[int] = set()
+        self._terminators: set[int] = set()  # inlined statements that always leave their block
         self._packages = frozenset(inputs.rules.platform.packages)
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
-        if predicate_triggers(inputs).search(source):
-            return True
-        return any(p in source for p in inputs.rules.platform.packages)
+        return _triggers(inputs).search(source) is not None
+
+    def prune_pattern(self) -> re.Pattern:
+        return _triggers(self.inputs)
 
     # -- deciding a test -------------------------------------------------------------------------
     def _decide(self, test: cst.BaseExpression, where: cst.CSTNode) -> Optional[bool]:
@@ -157,7 +170,10 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
                 return cst.RemoveFromParent()
             self.count("blocks_inlined")
             lines = [*updated_node.leading_lines, *tail.leading_lines, *header_comment(tail.body)]
-            return cst.FlattenSentinel(with_leading_lines(block_statements(tail.body), lines))
+            statements = with_leading_lines(block_statements(tail.body), lines)
+            if _terminates(statements[-1]):
+                self._terminators.add(id(statements[-1]))
+            return cst.FlattenSentinel(statements)
 
         # Rebuild the chain from the kept branches; the first becomes the `if`.
         chain: Optional[Union[cst.If, cst.Else]] = tail
@@ -260,9 +276,26 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         lines = [*updated_node.leading_lines, *comments]
         return cst.FlattenSentinel(with_leading_lines(statements, lines))
 
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body = self._cut_unreachable(updated_node.body)
+        return updated_node if body is updated_node.body else updated_node.with_changes(body=body)
+
+    def _cut_unreachable(self, body: Sequence[cst.BaseStatement]) -> Sequence[cst.BaseStatement]:
+        """Statements after an inlined `return`/`raise`/`continue`/`break` never run: they go."""
+        if not self._terminators:
+            return body
+        for index, stmt in enumerate(body):
+            if id(stmt) in self._terminators and index + 1 < len(body):
+                self.count("unreachable_removed", len(body) - index - 1)
+                return body[:index + 1]
+        return body
+
     # -- blocks that emptied -------------------------------------------------------------------
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
                             updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        body = self._cut_unreachable(updated_node.body)
+        if body is not updated_node.body:
+            updated_node = updated_node.with_changes(body=body)
         if not updated_node.body and original_node.body:
             self.count("blocks_emptied")
             return pass_block(updated_node)

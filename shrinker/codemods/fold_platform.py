@@ -33,7 +33,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from shrinker.codemods.base import ShrinkCodemod, constant, spaced, swap_expression
+from shrinker.codemods.base import ShrinkCodemod, constant, node_lines, spaced, swap_expression
 from shrinker.codemods.inputs import CodemodInputs
 
 # Python builtins (and os env readers) whose calls have no side effects worth keeping.
@@ -168,8 +168,8 @@ class Folder:
         if inner.value is not None:  # impure operand: keep the original text, its effect stays
             return Fold(node, not inner.value, False, True)
         expression = swap_expression(node.expression, inner.node, boolean_operand=True)
-        new = node.with_changes(expression=expression,
-                                whitespace_after=spaced(node.whitespace_after, expression))
+        operator = node.operator.with_changes(whitespace_after=spaced(node.operator.whitespace_after, expression))
+        new = node.with_changes(expression=expression, operator=operator)
         return Fold(new, None, inner.pure, True)
 
     def _fold_boolean(self, node: cst.BooleanOperation) -> Fold:
@@ -295,10 +295,12 @@ def _trigger_regex(names: tuple[str, ...], strings: tuple[str, ...]) -> re.Patte
     return re.compile("|".join(parts))
 
 
-def predicate_triggers(inputs: CodemodInputs) -> re.Pattern:
-    """A regex that matches every source text where some predicate or platform string occurs."""
+def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re.Pattern:
+    """A regex that matches every source text where some predicate or platform string occurs
+    (or one of the `extra` words)."""
     platform = inputs.rules.platform
-    return _trigger_regex(tuple(p.name for p in platform.predicates), tuple(platform.strings.strings))
+    return _trigger_regex(tuple(p.name for p in platform.predicates) + tuple(extra),
+                          tuple(platform.strings.strings))
 
 
 class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
@@ -314,6 +316,9 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
         return predicate_triggers(inputs).search(source) is not None
+
+    def prune_pattern(self) -> re.Pattern:
+        return predicate_triggers(self.inputs)
 
     def _partial(self, test: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The simplified test, or None when nothing folds or the whole test is a constant."""
@@ -373,3 +378,48 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
             return updated_node
         self.count("flags_folded")
         return updated_node.with_changes(value=value)
+
+
+class _PlatformTests(cst.CSTVisitor):
+    def __init__(self, inputs: CodemodInputs, module: cst.Module) -> None:
+        self.module = module
+        self._params: list[frozenset[str]] = []
+        self.folder = Folder(inputs, lambda name: any(name in p for p in self._params))
+        self.found: list[cst.CSTNode] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._params.append(param_names(node.params))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._params.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._params.append(param_names(node.params))
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._params.pop()
+
+    def _check(self, test: cst.BaseExpression) -> None:
+        if self.folder.fold(test).pred:
+            self.found.append(test)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._check(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._check(node.test)
+
+    def visit_CompIf(self, node: cst.CompIf) -> None:
+        self._check(node.test)
+
+
+def platform_tests(source: str, inputs: CodemodInputs) -> list[tuple[int, str]]:
+    """(line, test) of every `if`/`elif`/ternary/comprehension test in which a platform predicate
+    still folds: after the platform codemods only tests kept for side effects should remain."""
+    if predicate_triggers(inputs).search(source) is None:
+        return []
+    module = cst.parse_module(source)
+    visitor = _PlatformTests(inputs, module)
+    module.visit(visitor)
+    lines = node_lines(module, visitor.found)
+    return [(lines.get(id(n), 0), module.code_for_node(n).strip()) for n in visitor.found]

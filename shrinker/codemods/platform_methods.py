@@ -21,6 +21,7 @@ Kept, with a finding (never an AttributeError/NameError behind):
 
 from __future__ import annotations
 
+import re
 from typing import Optional, Union
 
 import libcst as cst
@@ -45,8 +46,9 @@ class _Collector(cst.CSTVisitor):
     other code), so a kept method keeps what it references in turn.
     """
 
-    def __init__(self, methods: frozenset[str]) -> None:
+    def __init__(self, methods: frozenset[str], module: cst.Module, prune: re.Pattern) -> None:
         self.methods = methods
+        self.module, self.prune = module, prune
         self.defined: set[str] = set()
         self.references: dict[Optional[str], dict[str, list[cst.CSTNode]]] = {}
         self.entries: dict[str, list[cst.CSTNode]] = {}  # dict entries `<obj>.forward_npu`
@@ -57,6 +59,13 @@ class _Collector(cst.CSTVisitor):
 
     def _direct_in_class(self, node: cst.CSTNode) -> bool:
         return bool(self._class_bodies) and id(node) in self._class_bodies[-1]
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if not super().on_visit(node):
+            return False
+        if isinstance(node, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef)):
+            return self.prune.search(self.module.code_for_node(node)) is not None
+        return True
 
     def _owner(self) -> Optional[str]:
         return self._owners[-1] if self._owners else None
@@ -149,16 +158,19 @@ class RemovePlatformMethods(ShrinkCodemod):
     DESCRIPTION = "remove per-platform methods (forward_npu, forward_hip, ...) and their dispatch entries"
 
     def __init__(self, context, inputs: CodemodInputs) -> None:
-        super().__init__(context, inputs)
         self.methods = frozenset(inputs.rules.platform.methods)
+        super().__init__(context, inputs)
         self.removable: frozenset[str] = frozenset()
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
         return any(m in source for m in inputs.rules.platform.methods)
 
+    def prune_pattern(self) -> re.Pattern:
+        return re.compile("|".join(re.escape(m) for m in sorted(self.methods)))
+
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        collector = _Collector(self.methods)
+        collector = _Collector(self.methods, tree, self._prune)
         tree.visit(collector)
         kept = collector.kept()
         self.removable = frozenset(collector.defined - set(kept))

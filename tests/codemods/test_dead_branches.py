@@ -1,0 +1,352 @@
+"""remove_dead_branches: before/after cases in SGLang v0.5.16 shapes (snippets written for these tests)."""
+
+from __future__ import annotations
+
+from shrinker.codemods.dead_branches import RemoveDeadBranches
+from tests.codemods.helpers import PlatformCodemodTest
+
+
+class TestDeadBranches(PlatformCodemodTest):
+    TRANSFORM = RemoveDeadBranches
+
+    def test_module_level_platform_import_block_removed(self) -> None:
+        self.assertCodemod(
+            """
+            import torch
+
+            if _use_aiter:
+                from aiter import rmsnorm2d_fwd as rms_norm
+            if _is_npu:
+                import torch_npu
+
+            logger = logging.getLogger(__name__)
+            """,
+            """
+            import torch
+
+            logger = logging.getLogger(__name__)
+            """,
+        )
+
+    def test_if_not_inlines_body_with_comments(self) -> None:
+        self.assertCodemod(
+            """
+            def __init__(self, hidden_size):
+                super().__init__()
+                # The fused kernel only exists on CUDA.
+                if not _is_npu:  # sgl-kernel
+                    from sgl_kernel import fused_add_rmsnorm
+
+                    self.fused = fused_add_rmsnorm
+                self.hidden_size = hidden_size
+            """,
+            """
+            def __init__(self, hidden_size):
+                super().__init__()
+                # The fused kernel only exists on CUDA.
+                # sgl-kernel
+                from sgl_kernel import fused_add_rmsnorm
+
+                self.fused = fused_add_rmsnorm
+                self.hidden_size = hidden_size
+            """,
+        )
+
+    def test_dispatch_chain_keeps_cuda_branch(self) -> None:
+        self.assertCodemod(
+            """
+            def dispatch_forward(self):
+                if _is_cuda:
+                    return self.forward_cuda
+                elif _is_hip:
+                    return self.forward_hip
+                elif _is_cpu and _is_cpu_amx_available:
+                    return self.forward_cpu
+                elif _is_npu:
+                    return self.forward_npu
+                else:
+                    return self.forward_native
+            """,
+            """
+            def dispatch_forward(self):
+                return self.forward_cuda
+            """,
+        )
+
+    def test_elif_dead_in_the_middle(self) -> None:
+        self.assertCodemod(
+            """
+            if use_triton:
+                out = triton_op(x)
+            elif is_npu():
+                out = npu_op(x)
+            else:
+                out = native_op(x)
+            """,
+            """
+            if use_triton:
+                out = triton_op(x)
+            else:
+                out = native_op(x)
+            """,
+        )
+
+    def test_dead_if_makes_the_elif_the_if(self) -> None:
+        self.assertCodemod(
+            """
+            # choose the allocator
+            if _is_hip:
+                alloc = hip_alloc
+            # paged path
+            elif page_size > 1:
+                alloc = paged_alloc
+            else:
+                alloc = token_alloc
+            """,
+            """
+            # choose the allocator
+            # paged path
+            if page_size > 1:
+                alloc = paged_alloc
+            else:
+                alloc = token_alloc
+            """,
+        )
+
+    def test_true_elif_becomes_the_else(self) -> None:
+        self.assertCodemod(
+            """
+            if enable_dp_attention:
+                size = dp_size
+            elif not _is_npu:
+                size = tp_size
+            else:
+                size = 1
+            """,
+            """
+            if enable_dp_attention:
+                size = dp_size
+            else:
+                size = tp_size
+            """,
+        )
+
+    def test_else_of_a_dead_if_is_inlined(self) -> None:
+        self.assertCodemod(
+            """
+            if _is_npu:
+                self._reduce_scatter_tensor(output, input)
+            else:
+                # CUDA goes through the custom op.
+                reg_reduce_scatter(output, input)
+            """,
+            """
+            # CUDA goes through the custom op.
+            reg_reduce_scatter(output, input)
+            """,
+        )
+
+    def test_one_line_body(self) -> None:
+        self.assertCodemod(
+            """
+            if not _is_hip: x = fused(x)
+            if _is_hip: x = hip(x)
+            """,
+            """
+            x = fused(x)
+            """,
+        )
+
+    def test_ternaries(self) -> None:
+        self.assertCodemod(
+            """
+            fp8_dtype = torch.float8_e4m3fnuz if _is_hip else torch.float8_e4m3fn
+            out = (
+                self.forward_cuda(x)
+                if not _is_hip
+                else self.forward_hip(x)
+            )
+            scale = (a if is_npu() else b) * 2
+            return_val = f(x if _is_cuda else y)
+            """,
+            """
+            fp8_dtype = torch.float8_e4m3fn
+            out = self.forward_cuda(x)
+            scale = (b) * 2
+            return_val = f(x)
+            """,
+        )
+
+    def test_parenthesized_ternary_as_return_value(self) -> None:
+        self.assertCodemod(
+            """
+            def f():
+                return (a if _is_hip else b)
+            """,
+            """
+            def f():
+                return b
+            """,
+        )
+
+    def test_emptied_blocks_get_pass_and_emptied_else_goes(self) -> None:
+        self.assertCodemod(
+            """
+            def maybe_init_aiter(self):
+                if _use_aiter:
+                    init_aiter()
+
+            if use_graph:
+                capture()
+            else:
+                if _is_npu:
+                    npu_capture()
+            """,
+            """
+            def maybe_init_aiter(self):
+                pass
+
+            if use_graph:
+                capture()
+            """,
+        )
+
+    def test_code_after_an_inlined_return_is_unreachable(self) -> None:
+        self.assertCodemod(
+            """
+            def get_torch_distributed_pg_options(group_name=None):
+                if not _is_npu:
+                    return None
+
+                import torch_npu
+
+                options = torch_npu.Options()
+                return options
+            """,
+            """
+            def get_torch_distributed_pg_options(group_name=None):
+                return None
+            """,
+        )
+
+    def test_platform_try_import_keeps_the_cuda_path(self) -> None:
+        self.assertCodemod(
+            """
+            try:
+                from aiter.ops.triton.quant import dynamic_mxfp4_quant
+            except ImportError:
+
+                def raise_aiter_import_error(*args, **kwargs):
+                    raise ImportError("Failed to import aiter.")
+
+                dynamic_mxfp4_quant = raise_aiter_import_error
+            from torch import nn
+            """,
+            """
+            def raise_aiter_import_error(*args, **kwargs):
+                raise ImportError("Failed to import aiter.")
+
+            dynamic_mxfp4_quant = raise_aiter_import_error
+            from torch import nn
+            """,
+        )
+
+    def test_platform_try_import_with_else_and_finally(self) -> None:
+        self.assertCodemod(
+            """
+            try:
+                import torch_npu  # noqa: F401
+                HAS_NPU = True
+            except RuntimeError:
+                HAS_NPU = None
+            except (ImportError, OSError):
+                HAS_NPU = False
+            else:
+                enable_npu()
+            finally:
+                done = True
+            """,
+            """
+            HAS_NPU = False
+            done = True
+            """,
+        )
+
+    def test_platform_try_import_with_pass_handler_goes(self) -> None:
+        self.assertCodemod(
+            """
+            try:
+                import sgl_kernel_npu
+            except ImportError:
+                pass
+            x = 1
+            """,
+            """
+            x = 1
+            """,
+        )
+
+    def test_try_imports_that_must_stay(self) -> None:
+        instance = self.assertUnchanged(
+            """
+            try:
+                from aiter import flash_attn_varlen_func
+            except ImportError as e:
+                raise ImportError("aiter is AMD specific") from e
+            try:
+                from aiter import moe_sum
+            except MyError:
+                moe_sum = None
+            try:
+                from flashinfer import gdn_decode
+            except ImportError:
+                gdn_decode = None
+            try:
+                setup()
+                import aiter
+            except ImportError:
+                aiter = None
+            """
+        )
+        self.assertEqual(len(instance.findings), 2, instance.findings)
+        self.assertIn("handler uses the exception", instance.findings[0])
+        self.assertIn("unknown exception type", instance.findings[1])
+
+    def test_comprehension_filter_always_true_goes(self) -> None:
+        self.assertCodemod(
+            """
+            groups = [g for g in groups if not _is_npu]
+            """,
+            """
+            groups = [g for g in groups]
+            """,
+        )
+
+    def test_side_effect_test_is_kept_and_reported(self) -> None:
+        self.assertCodemod(
+            """
+            if a2a_backend.is_none() and is_npu():
+                dispatcher = NpuDispatcher()
+            """,
+            """
+            if a2a_backend.is_none() and is_npu():
+                dispatcher = NpuDispatcher()
+            """,
+            findings=["platform test kept: an operand may have side effects"],
+        )
+
+    def test_untouched_shapes(self) -> None:
+        self.assertUnchanged(
+            """
+            while not _is_hip:
+                step()
+            assert not _is_npu
+            if True:  # cute DSL scoping
+                x = 1
+            if False:
+                debug()
+            y = a if False else b
+            if x.device.type == "cpu":
+                x = x.cuda()
+            """
+        )

@@ -1,0 +1,276 @@
+"""fold_platform: before/after cases in SGLang v0.5.16 shapes (snippets written for these tests)."""
+
+from __future__ import annotations
+
+from shrinker.codemods.fold_platform import FoldPlatformPredicates, Folder, platform_tests
+from tests.codemods.helpers import PlatformCodemodTest, deepseek_inputs
+
+import libcst as cst
+
+
+class TestFoldPlatform(PlatformCodemodTest):
+    TRANSFORM = FoldPlatformPredicates
+
+    def test_derived_flag_from_env_and_module_flag(self) -> None:
+        self.assertCodemod(
+            """
+            _is_hip = is_hip()
+            _use_aiter = get_bool_env_var("SGLANG_USE_AITER") and _is_hip
+            _use_aiter_gfx95 = _use_aiter and is_gfx95_supported()
+            """,
+            """
+            _is_hip = is_hip()
+            _use_aiter = False
+            _use_aiter_gfx95 = False
+            """,
+        )
+
+    def test_derived_flag_from_envs_object_and_call(self) -> None:
+        self.assertCodemod(
+            """
+            _use_aiter = envs.SGLANG_USE_AITER.get() and is_hip()
+            _use_cutlass: bool = _is_cuda and envs.SGLANG_USE_CUTLASS.get()
+            """,
+            """
+            _use_aiter = False
+            _use_cutlass: bool = envs.SGLANG_USE_CUTLASS.get()
+            """,
+        )
+
+    def test_call_in_test_is_simplified(self) -> None:
+        self.assertCodemod(
+            """
+            def forward(self, x):
+                if self.use_fused and not is_hip():
+                    return fused(x)
+                return x
+            """,
+            """
+            def forward(self, x):
+                if self.use_fused:
+                    return fused(x)
+                return x
+            """,
+        )
+
+    def test_platform_object_call(self) -> None:
+        self.assertCodemod(
+            """
+            if current_platform.is_npu() or server_args.enable_torch_compile:
+                warmup()
+            """,
+            """
+            if server_args.enable_torch_compile:
+                warmup()
+            """,
+        )
+
+    def test_platform_strings(self) -> None:
+        self.assertCodemod(
+            """
+            if self.device == "npu" or use_graph:
+                capture()
+            if x.device.type == "cpu" and _is_cuda:
+                move(x)
+            if device in ("npu", "xpu") or pinned:
+                pin()
+            """,
+            """
+            if use_graph:
+                capture()
+            if x.device.type == "cpu":
+                move(x)
+            if pinned:
+                pin()
+            """,
+        )
+
+    def test_not_of_a_partly_folded_expression(self) -> None:
+        self.assertCodemod(
+            """
+            if not (enable_dp_attention and _is_cuda):
+                pass
+            if not(_is_npu or overlap):
+                pass
+            """,
+            """
+            if not enable_dp_attention:
+                pass
+            if not overlap:
+                pass
+            """,
+        )
+
+    def test_multiline_test_loses_parentheses_and_keeps_comments_elsewhere(self) -> None:
+        self.assertCodemod(
+            """
+            # Pick the kernel.
+            if (
+                get_bool_env_var("SGLANG_ENABLE_JIT_DEEPGEMM")
+                and not _is_hip
+            ):  # CUDA only
+                use_deep_gemm = True
+            """,
+            """
+            # Pick the kernel.
+            if get_bool_env_var("SGLANG_ENABLE_JIT_DEEPGEMM"):  # CUDA only
+                use_deep_gemm = True
+            """,
+        )
+
+    def test_or_group_keeps_its_parentheses_inside_and(self) -> None:
+        self.assertCodemod(
+            """
+            if is_sm100 and (use_fp8 or use_fp4 or _use_aiter):
+                pass
+            """,
+            """
+            if is_sm100 and (use_fp8 or use_fp4):
+                pass
+            """,
+        )
+
+    def test_multiline_remainder_keeps_parentheses(self) -> None:
+        self.assertCodemod(
+            """
+            if (
+                self.enable_overlap
+                and self.page_size > 1
+                and not _is_npu
+            ):
+                pass
+            """,
+            """
+            if (
+                self.enable_overlap
+                and self.page_size > 1
+            ):
+                pass
+            """,
+        )
+
+    def test_no_keyword_glued_to_operand(self) -> None:
+        self.assertCodemod(
+            """
+            if(_is_cuda and ready):
+                pass
+            x = a if(ready and not _is_hip)else b
+            """,
+            """
+            if ready:
+                pass
+            x = a if ready else b
+            """,
+        )
+
+    def test_ternary_and_comprehension_tests(self) -> None:
+        self.assertCodemod(
+            """
+            block = 128 if (use_fp8 and _is_cuda) else 64
+            sizes = [s for s in sizes if s > 0 and not _is_npu]
+            """,
+            """
+            block = 128 if use_fp8 else 64
+            sizes = [s for s in sizes if s > 0]
+            """,
+        )
+
+    def test_side_effects_are_kept(self) -> None:
+        self.assertUnchanged(
+            """
+            if self.ready() and _is_hip:
+                pass
+            _flag = load_kernel() and _is_hip
+            if not (init() or _is_cuda):
+                pass
+            """
+        )
+
+    def test_side_effect_before_a_dropped_constant(self) -> None:
+        # `True and f()` is f(): dropping the constant keeps the call.
+        self.assertCodemod(
+            """
+            if _is_cuda and self.ready():
+                pass
+            """,
+            """
+            if self.ready():
+                pass
+            """,
+        )
+
+    def test_whole_constant_tests_are_left_to_dead_branches(self) -> None:
+        self.assertUnchanged(
+            """
+            if not _is_hip:
+                pass
+            x = a if _is_npu else b
+            """
+        )
+
+    def test_definitions_and_other_contexts_untouched(self) -> None:
+        self.assertUnchanged(
+            """
+            def is_hip() -> bool:
+                return torch.version.hip is not None
+
+            _is_hip = is_hip()
+            _is_npu = is_npu()
+            while not _is_hip:
+                break
+            assert not _is_npu, "NPU only"
+            f(enable=_is_hip and x)
+            """
+        )
+
+    def test_parameters_named_like_predicates_are_not_folded(self) -> None:
+        instance = self.assertUnchanged(
+            """
+            def get_moe_padding_size(is_aiter_moe):
+                if is_aiter_moe and pad:
+                    return 128
+                return 0
+            """
+        )
+        self.assertEqual(len(instance.findings), 1)
+        self.assertIn("parameter `is_aiter_moe`", instance.findings[0])
+
+    def test_calls_only_predicate_needs_a_call(self) -> None:
+        # `is_cpu` is calls_only in the rules: a bare `is_cpu` may be a local bool of anything.
+        self.assertCodemod(
+            """
+            if is_cpu and x:
+                pass
+            if is_cpu() or x:
+                pass
+            """,
+            """
+            if is_cpu and x:
+                pass
+            if x:
+                pass
+            """,
+        )
+
+
+def test_folder_values_and_purity() -> None:
+    folder = Folder(deepseek_inputs())
+
+    def fold(text: str):
+        result = folder.fold(cst.parse_expression(text))
+        return result.value, result.pure, result.pred
+
+    assert fold("_is_hip") == (False, True, True)
+    assert fold("is_cuda()") == (True, True, True)
+    assert fold("not current_platform.is_npu()") == (True, True, True)
+    assert fold('get_bool_env_var("X") and _is_hip') == (False, True, True)
+    assert fold("self.ready() and _is_hip") == (False, False, True)
+    assert fold("False or _is_hip") == (False, True, True)
+    assert fold("x and True") == (None, True, False)  # no predicate: nothing to fold
+    assert fold('device.type == "cpu"') == (None, True, False)
+
+
+def test_platform_tests_lists_what_is_left() -> None:
+    code = "if _is_hip:\n    pass\nif x:\n    pass\ny = 1 if self.f() and is_npu() else 2\n"
+    assert platform_tests(code, deepseek_inputs()) == [(1, "_is_hip"), (5, "self.f() and is_npu()")]
+    assert platform_tests("if x:\n    pass\n", deepseek_inputs()) == []

@@ -1,0 +1,214 @@
+"""remove_platform_methods: before/after cases in SGLang v0.5.16 shapes (snippets written for these tests)."""
+
+from __future__ import annotations
+
+from shrinker.codemods.platform_methods import RemovePlatformMethods
+from tests.codemods.helpers import PlatformCodemodTest
+
+
+class TestPlatformMethods(PlatformCodemodTest):
+    TRANSFORM = RemovePlatformMethods
+
+    def test_multi_platform_op_keeps_cuda_and_native(self) -> None:
+        self.assertCodemod(
+            """
+            class SiluAndMul(MultiPlatformOp):
+                def forward_native(self, x: torch.Tensor) -> torch.Tensor:
+                    d = x.shape[-1] // 2
+                    return F.silu(x[..., :d]) * x[..., d:]
+
+                def forward_cuda(self, x: torch.Tensor) -> torch.Tensor:
+                    out = torch.empty_like(x[..., : x.shape[-1] // 2])
+                    silu_and_mul(x, out)
+                    return out
+
+                # Ascend fused op.
+                def forward_npu(self, x: torch.Tensor) -> torch.Tensor:
+                    return torch_npu.npu_swiglu(x)
+
+                @torch.compile(dynamic=True)
+                def forward_hip(self, x: torch.Tensor) -> torch.Tensor:
+                    return self.forward_native(x)
+
+                def forward_xpu(self, x):
+                    return self.forward_native(x)
+
+                forward_musa = forward_cuda
+            """,
+            """
+            class SiluAndMul(MultiPlatformOp):
+                def forward_native(self, x: torch.Tensor) -> torch.Tensor:
+                    d = x.shape[-1] // 2
+                    return F.silu(x[..., :d]) * x[..., d:]
+
+                def forward_cuda(self, x: torch.Tensor) -> torch.Tensor:
+                    out = torch.empty_like(x[..., : x.shape[-1] // 2])
+                    silu_and_mul(x, out)
+                    return out
+            """,
+        )
+
+    def test_class_body_that_empties_gets_pass(self) -> None:
+        self.assertCodemod(
+            """
+            class NpuOnlyMixin:
+                def forward_npu(self, x):
+                    return x
+            """,
+            """
+            class NpuOnlyMixin:
+                pass
+            """,
+        )
+
+    def test_dispatch_table_entries(self) -> None:
+        self.assertCodemod(
+            """
+            class Op(MultiPlatformOp):
+                def forward_cuda(self, x):
+                    return x
+
+                def forward_npu(self, x):
+                    return x
+
+                def forward_hip(self, x):
+                    return x
+
+                def table(self):
+                    one_line = {"npu": self.forward_npu, "cuda": self.forward_cuda}
+                    return {
+                        "cuda": self.forward_cuda,
+                        "hip": self.forward_hip,
+                        "npu": self.forward_npu,
+                    }
+            """,
+            """
+            class Op(MultiPlatformOp):
+                def forward_cuda(self, x):
+                    return x
+
+                def table(self):
+                    one_line = {"cuda": self.forward_cuda}
+                    return {
+                        "cuda": self.forward_cuda,
+                    }
+            """,
+        )
+
+    def test_referenced_methods_stay_with_findings(self) -> None:
+        self.assertCodemod(
+            """
+            class UnquantizedFusedMoEMethod:
+                def forward_cuda(self, layer, x):
+                    return self.runner.run(x)
+
+                def forward_cpu(self, layer, x):
+                    return self.forward_npu(layer, x)
+
+                def forward_npu(self, layer, x):
+                    return x
+
+                def forward_xpu(self, layer, x):
+                    return x
+
+                forward_native = forward_cpu
+            """,
+            """
+            class UnquantizedFusedMoEMethod:
+                def forward_cuda(self, layer, x):
+                    return self.runner.run(x)
+
+                def forward_cpu(self, layer, x):
+                    return self.forward_npu(layer, x)
+
+                def forward_npu(self, layer, x):
+                    return x
+
+                forward_native = forward_cpu
+            """,
+            findings=["platform method `forward_cpu` kept", "platform method `forward_npu` kept"],
+        )
+
+    def test_call_from_kept_code_keeps_the_method(self) -> None:
+        self.assertCodemod(
+            """
+            class DeepseekV2MoE(nn.Module):
+                def forward_normal(self, hidden_states):
+                    if use_intel_amx_backend(self.gate_up_proj):
+                        return self.forward_cpu(hidden_states)
+                    return self.experts(hidden_states)
+
+                def forward_cpu(self, hidden_states):
+                    return hidden_states
+            """,
+            """
+            class DeepseekV2MoE(nn.Module):
+                def forward_normal(self, hidden_states):
+                    if use_intel_amx_backend(self.gate_up_proj):
+                        return self.forward_cpu(hidden_states)
+                    return self.experts(hidden_states)
+
+                def forward_cpu(self, hidden_states):
+                    return hidden_states
+            """,
+            findings=["platform method `forward_cpu` kept"],
+        )
+
+    def test_strings_and_dynamic_lookups_stay(self) -> None:
+        instance = self.assertCodemod(
+            """
+            BACKEND_METHODS = {
+                KernelBackend.TORCH: "forward_native",
+                KernelBackend.TORCH_NPU: "forward_npu",
+            }
+
+            class Op:
+                def dispatch(self, key):
+                    return getattr(self, f"forward_{key}", None)
+
+                def forward_npu(self, x):
+                    return x
+            """,
+            """
+            BACKEND_METHODS = {
+                KernelBackend.TORCH: "forward_native",
+                KernelBackend.TORCH_NPU: "forward_npu",
+            }
+
+            class Op:
+                def dispatch(self, key):
+                    return getattr(self, f"forward_{key}", None)
+            """,
+            findings=["string names platform method `forward_npu`"],
+        )
+        self.assertEqual(instance.changes["methods_removed"], 1)
+
+    def test_reference_to_a_method_defined_elsewhere_is_reported(self) -> None:
+        self.assertCodemod(
+            """
+            class Child(Base):
+                def forward(self, x):
+                    return self.forward_musa(x)
+            """,
+            """
+            class Child(Base):
+                def forward(self, x):
+                    return self.forward_musa(x)
+            """,
+            findings=["reference to platform method `forward_musa`"],
+        )
+
+    def test_module_functions_and_other_names_untouched(self) -> None:
+        self.assertUnchanged(
+            """
+            def forward_cuda_graph(x):
+                return x
+
+            class Op:
+                def forward_cuda(self, x):
+                    return x
+
+                def _forward_npu_fused(self, x):
+                    return x
+            """
+        )
