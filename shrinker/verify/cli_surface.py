@@ -8,6 +8,7 @@ listed in the report with the rule that names them.
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import hashlib
 import re
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Iterable
 
 from shrinker.rules.schema import Rules
+from shrinker.verify.tree import SourceTree
 
 _SPLIT = re.compile(r"[^a-z0-9]+")
 
@@ -29,12 +31,69 @@ def _contains(haystack: list[str], needle: list[str]) -> bool:
     return n > 0 and any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
 
 
+def registry_keys(rules: Rules, tree: SourceTree) -> dict[str, set[str]]:
+    """Each registry's keys as upstream spells them: dict literal keys, `@decorator("key")` arguments,
+    or a choices list's strings. A registry whose keys are not literals gets none (then only its
+    keep list is known)."""
+    out: dict[str, set[str]] = {}
+    for reg in rules.registries:
+        if not reg.module or not tree.has(reg.module) or tree.modules[reg.module].kind not in ("source", "package"):
+            continue
+        try:
+            module = ast.parse(tree.modules[reg.module].path.read_bytes())
+        except SyntaxError:
+            continue
+        keys: set[str] = set()
+        if reg.kind == "decorator" and reg.decorator:
+            for node in ast.walk(module):
+                if (isinstance(node, ast.Call) and _name(node.func) == reg.decorator and node.args
+                        and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                    keys.add(node.args[0].value)
+        elif reg.variable:
+            value = _assigned(module, reg.variable)
+            if isinstance(value, ast.Dict):
+                keys = {k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+            elif isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+                keys = {e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+        if keys:
+            out[reg.name] = keys
+    return out
+
+
+def _name(node: ast.AST) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+
+def _assigned(module: ast.Module, variable: str) -> ast.AST | None:
+    """The value assigned to NAME or Class.NAME at module/class level."""
+    *owner, name = variable.split(".")
+    body = module.body
+    if owner:
+        cls = next((n for n in module.body if isinstance(n, ast.ClassDef) and n.name == owner[-1]), None)
+        if cls is None:
+            return None
+        body = cls.body
+    for node in body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return node.value
+    return None
+
+
 class RuleIndex:
     """Which rule names a removed option or choice."""
 
-    def __init__(self, rules: Rules, removed_modules: Iterable[str] = ()) -> None:
+    def __init__(self, rules: Rules, removed_modules: Iterable[str] = (),
+                 keys: dict[str, set[str]] | None = None) -> None:
         self.rules = rules
-        self.registries = [r for r in rules.registries if r.keep]
+        self.keys = keys or {}
+        by_name = {r.name: r for r in rules.registries}
+        # (registry, the keep list that applies: its own, or the one it follows)
+        self.registries = []
+        for reg in rules.registries:
+            keep = reg.keep or (by_name[reg.follows].keep if reg.follows in by_name else [])
+            if keep:
+                self.registries.append((reg, keep))
         self.platform_words = [(tokens(w), f"platform string {w!r}") for w in rules.platform.strings.strings]
         self.platform_words += [(tokens(p), f"platform package {p!r}") for p in rules.platform.packages]
         self.platform_globs = [p.name for p in rules.platform.predicates if "*" in p.name]
@@ -43,18 +102,24 @@ class RuleIndex:
             literal = [part for part in rule.pattern.split(".") if "*" not in part]
             if len(literal) > 1:  # the last literal part names the thing (npu, multimodal_gen, rocm ...)
                 self.removed.append((tokens(literal[-1]), f"remove rule {rule.pattern!r}"))
-        for module in removed_modules:
-            self.removed.append((tokens(module.rpartition(".")[2]), f"removed module {module}"))
+        # modules the plan removed: a choice or option names one when it holds its whole last part
+        # (`mooncake` for ...disaggregation.mooncake); no prefix guesses: `auto` is not `auto_round`
+        self.removed_modules = [(tokens(m.rpartition(".")[2]), f"removed module {m}") for m in removed_modules]
 
     def explain_choice(self, option: str, choice: str, upstream_choices: Iterable[str]) -> str | None:
+        """A registry explains a dropped choice when the choice is one of its keys it does not keep,
+        and the option's choices are mostly its keys (so `triton` in --moe-runner-backend is not
+        taken for the attention backend of that name)."""
         upstream_choices = set(upstream_choices)
-        for reg in self.registries:
-            if reg.kind == "choices" and reg.variable and reg.variable != option:
+        for reg, keep in self.registries:
+            if choice in keep:
                 continue
-            if reg.kind != "choices" and not (upstream_choices & set(reg.keep)):
-                continue  # this option's choices are not this registry's keys
-            if choice not in reg.keep:
-                return f"registry {reg.name!r} keeps only {', '.join(reg.keep)}"
+            keys = self.keys.get(reg.name)
+            if keys is not None:
+                if choice in keys and 2 * len(upstream_choices & keys) >= len(upstream_choices):
+                    return f"registry {reg.name!r} keeps only {', '.join(keep)}"
+            elif upstream_choices & set(keep):  # keys unknown: the option offers some kept key
+                return f"registry {reg.name!r} keeps only {', '.join(keep)}"
         return self._by_name(choice)
 
     def explain_option(self, option: str) -> str | None:
@@ -70,6 +135,9 @@ class RuleIndex:
                 return f"platform predicate {glob!r}"
         for needle, why in self.removed:
             if _contains(words, needle):
+                return why
+        for module_words, why in self.removed_modules:
+            if _contains(words, module_words):
                 return why
         return None
 

@@ -22,6 +22,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from shrinker import paths
 from shrinker.console import progress
@@ -75,8 +76,12 @@ def worker_env(tree: SourceTree) -> dict[str, str]:
     return env
 
 
-def importable_modules(tree: SourceTree) -> list[str]:
-    return sorted(m for m in tree.modules if m.rpartition(".")[2] not in SKIP_LAST_PARTS)
+def importable_modules(tree: SourceTree, only: Sequence[str] | None = None) -> list[str]:
+    """Every module of the tree (or those under the `only` prefixes), less programs' __main__."""
+    mods = (m for m in tree.modules if m.rpartition(".")[2] not in SKIP_LAST_PARTS)
+    if only:
+        mods = (m for m in mods if any(m == p or m.startswith(p + ".") for p in only))
+    return sorted(mods)
 
 
 def _split(modules: list[str], jobs: int) -> list[list[str]]:
@@ -208,8 +213,9 @@ class ImportComparison:
 
 
 def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *, commit: str | None,
-                    jobs: int = 2, timeout: float = 60.0, reuse: bool = True) -> ImportComparison:
-    modules = importable_modules(pruned)
+                    jobs: int = 2, timeout: float = 60.0, reuse: bool = True,
+                    only: Sequence[str] | None = None) -> ImportComparison:
+    modules = importable_modules(pruned, only)
     up, n_run = upstream_results(upstream, commit, env, modules, jobs=jobs, timeout=timeout)
     todo = list(modules)
     pruned_out: dict[str, ImportOutcome] = {}

@@ -6,7 +6,7 @@ import subprocess
 import time
 import tomllib
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from shrinker import paths
 from shrinker.errors import ShrinkError
@@ -18,6 +18,9 @@ from shrinker.verify.imports import compare_imports
 from shrinker.verify.probe import ProbeFailed, cached, probe_key, run_probe
 from shrinker.verify.result import CheckResult, VerifyResult
 from shrinker.verify.tree import SourceTree
+
+if TYPE_CHECKING:
+    from shrinker.rules.schema import Rules
 
 STATIC = list(static.STATIC_CHECKS)
 DYNAMIC = ["imports", "cli", "server_args", "behaviour"]
@@ -95,12 +98,18 @@ class _Timer:
 
 def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None = None, jobs: int = 2,
                 report_dir: Path | None = None, profile: str = "deepseek", env: VerifyEnv | None = None,
-                reuse: bool = True, timeout: float = 60.0, upstream_commit: str | None = "auto") -> VerifyResult:
+                reuse: bool = True, timeout: float = 60.0, upstream_commit: str | None = "auto",
+                only: Sequence[str] | None = None, surface: dict | None = None,
+                rules: "Rules | None" = None) -> VerifyResult:
     """Verify TREE (pruned) against UPSTREAM_ROOT; `checks` picks checks or groups (static, quick, dynamic).
 
     Static checks need nothing but the two trees; the others need the verify environment
     (`shrink verify env`). Upstream results are cached per upstream commit when upstream is a clean
     git tree (`upstream_commit="auto"`) or under the commit given; None disables the caches.
+    `reuse`: take upstream's import result for a module whose whole import closure is unchanged.
+    `only`: module prefixes the import check is limited to (quick runs, tests); default all.
+    `surface` / `rules`: what the CLI, ServerArgs and behaviour checks use instead of
+    data/<profile>.toml and rules/<profile>.toml (fixture trees in tests).
     """
     start = time.monotonic()
     wanted = resolve_checks(checks)
@@ -131,7 +140,7 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
     if "imports" in wanted:
         with _Timer() as t:
             cmp = compare_imports(pruned_tree, upstream_tree, env, commit=commit, jobs=jobs, timeout=timeout,
-                                  reuse=reuse)
+                                  reuse=reuse, only=only)
         result.checks.append(CheckResult(
             "imports", passed=not cmp.regressions,
             counts={"modules": cmp.modules, "import_upstream": cmp.upstream_ok, "import_pruned": cmp.pruned_ok,
@@ -139,10 +148,11 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
                     "upstream_run": cmp.upstream_run},
             findings=cmp.regressions, notes=cmp.fixed, seconds=t.seconds))
 
-    surface = load_surface(profile) if any(c in ("cli", "server_args", "behaviour") for c in wanted) else {}
+    if surface is None and any(c in ("cli", "server_args", "behaviour") for c in wanted):
+        surface = load_surface(profile)
     if "cli" in wanted:
         with _Timer() as t:
-            result.checks.append(_check_cli(pruned_tree, upstream_tree, env, commit, surface, profile))
+            result.checks.append(_check_cli(pruned_tree, upstream_tree, env, commit, surface, profile, rules))
         result.checks[-1].seconds = t.seconds
     if "server_args" in wanted:
         with _Timer() as t:
@@ -170,11 +180,13 @@ def _probe_both(script: str, pruned: SourceTree, upstream: SourceTree, env: Veri
 
 
 def _check_cli(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit: str | None, surface: dict,
-               profile: str) -> CheckResult:
+               profile: str, rules: "Rules | None") -> CheckResult:
     from shrinker.rules.load import load_rules
 
     version = _version(upstream)
-    index = cli_surface.RuleIndex(load_rules(profile), removed_modules(profile, version) if version else [])
+    rules = rules or load_rules(profile)
+    index = cli_surface.RuleIndex(rules, removed_modules(profile, version) if version else [],
+                                  cli_surface.registry_keys(rules, upstream))
     findings, notes = [], []
     counts = {"options_upstream": 0, "options_pruned": 0, "choices_upstream": 0, "choices_pruned": 0}
     for module in surface.get("cli", {}).get("modules", []):

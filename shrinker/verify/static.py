@@ -144,3 +144,30 @@ def regressions(pruned: list[Finding], upstream: list[Finding]) -> list[Finding]
         else:
             new.append(f)
     return new
+
+
+def static_gate(tree, upstream_root=None, *, jobs: int = 2, later: frozenset[str] | set[str] = frozenset()
+                ) -> dict[str, list[str]]:
+    """The quick subset for `shrink apply`'s gate: static check name -> regressions against upstream.
+
+    `later`: tree-relative paths a later batch deletes; their findings are not this batch's.
+    Parse results are cached by content, so after the first run only changed files are parsed.
+    """
+    from pathlib import Path
+
+    from shrinker.verify.deps import packages_distributions
+    from shrinker.verify.env import load_env
+    from shrinker.verify.factcache import tree_facts
+
+    if upstream_root is None:
+        from shrinker.upstream import load
+
+        upstream_root = load().root
+    pruned, upstream = SourceTree.load(Path(tree)), SourceTree.load(Path(upstream_root))
+    env = load_env()
+    dist_map = packages_distributions(str(env.python) if env else None)
+    found_pr = collect(pruned, tree_facts(pruned, jobs=jobs), dist_map)
+    found_up = collect(upstream, tree_facts(upstream, jobs=jobs), dist_map)
+    return {check: [f.text for f in regressions(found_pr.by_check[check], found_up.by_check[check])
+                    if f.key[0] not in later]
+            for check in STATIC_CHECKS}

@@ -1,0 +1,1 @@
+from sglang.version import __version__

@@ -1,0 +1,124 @@
+"""CLI surface (`--help` options and choices) and ServerArgs defaults, upstream vs pruned."""
+
+from __future__ import annotations
+
+from shrinker.verify import verify_tree
+from shrinker.verify.cli_surface import RuleIndex, compare_help, compare_server_args, registry_keys, tokens
+from shrinker.verify.tree import SourceTree
+from tests.verify.conftest import edit
+
+SERVER_ARGS = "python/sglang/srt/server_args.py"
+
+
+def _run(pruned, upstream, env, surface, rules, checks=("cli",)):
+    return verify_tree(pruned, upstream, checks=list(checks), env=env, surface=surface, rules=rules)
+
+
+def test_registry_keys_from_upstream_source(trees, verify_rules):
+    keys = registry_keys(verify_rules, SourceTree.load(trees[0]))
+    assert keys == {"attention_backends": {"triton", "ascend"}, "tool_call_parsers": {"deepseekv3", "qwen"}}
+
+
+def test_rule_index_explains_by_registry_platform_and_remove_rule(verify_rules):
+    keys = {"attention_backends": {"triton", "flashinfer", "ascend"}, "tool_call_parsers": {"deepseekv3", "qwen"}}
+    index = RuleIndex(verify_rules, removed_modules=["sglang.srt.disaggregation.mooncake", "sglang.srt.layers.quantization.auto_round"], keys=keys)
+    backends = ["triton", "flashinfer", "ascend", "aiter"]
+    assert "attention_backends" in index.explain_choice("--attention-backend", "ascend", backends)
+    assert index.explain_choice("--attention-backend", "flashinfer", backends) is None  # kept: never explained
+    assert "tool_call_parsers" in index.explain_choice("--tool-call-parser", "qwen", ["deepseekv3", "qwen"])
+    # not a registry's option: platform words, predicate globs, remove rules and removed modules
+    assert "'npu'" in index.explain_choice("--device", "npu", ["cuda", "npu"])
+    assert "aiter" in index.explain_choice("--moe-runner-backend", "aiter_fused", ["triton", "aiter_fused"])
+    assert "multimodal" in index.explain_option("--enable-multimodal")
+    assert "mooncake" in index.explain_choice("--transfer-backend", "mooncake", ["nixl", "mooncake"])
+    assert index.explain_choice("--load-mode", "auto", ["auto", "eager"]) is None  # no prefix guesses
+    # a kept key is never explained away, whatever else matches
+    assert index.explain_choice("--moe-runner-backend", "triton", ["triton", "aiter_fused"]) is None
+    assert index.explain_option("--enable-npu-graph") is not None
+    assert index.explain_option("--mm-attention-backend") is None
+    assert tokens("--Enable-NPU_graph") == ["enable", "npu", "graph"]
+
+
+def _help(options: dict) -> dict:
+    return {"exit": 0, "parsers": [{"prog": "x", "actions": [
+        {"options": [opt], "dest": opt.strip("-"), "choices": choices} for opt, choices in options.items()]}]}
+
+
+def test_compare_help_subset_and_explanations(verify_rules):
+    index = RuleIndex(verify_rules, keys={"attention_backends": {"triton", "flashinfer", "ascend"}})
+    up = _help({"--attention-backend": ["triton", "flashinfer", "ascend"], "--device": ["cuda", "npu"],
+                "--enable-npu-graph": None, "--mm-attention-backend": ["sdpa"], "--port": None})
+    pr = _help({"--attention-backend": ["triton"], "--device": ["cuda"], "--port": None, "--new-flag": None})
+    diff = compare_help("sglang.launch_server", up, pr, index, "python/sglang/launch_server.py")
+    assert sorted(diff.findings) == sorted([
+        "python/sglang/launch_server.py:1 sglang.launch_server: option --new-flag is not in upstream",
+        "python/sglang/launch_server.py:1 sglang.launch_server: option --mm-attention-backend disappeared and no rule names it",
+        "python/sglang/launch_server.py:1 sglang.launch_server: --attention-backend choice 'flashinfer' disappeared and no rule names it",
+    ])
+    assert len(diff.explained) == 3  # ascend (registry), npu (platform), --enable-npu-graph (platform)
+    assert (diff.options_upstream, diff.options_pruned) == (5, 4)
+
+
+def test_help_failing_pruned_is_a_finding(verify_rules):
+    up = _help({"--port": None})
+    diff = compare_help("m", up, {"exit": 1, "error": "ImportError: x", "parsers": []}, RuleIndex(verify_rules), "m.py")
+    assert diff.findings == ["m.py:1 `python -m m --help` works upstream but fails pruned: ImportError: x"]
+
+
+def test_unmodified_tree_cli_passes(trees, fake_env, surface, verify_rules):
+    upstream, pruned = trees
+    result = _run(pruned, upstream, fake_env, surface, verify_rules, checks=("cli", "server_args"))
+    cli = result.check("cli")
+    assert result.passed, result.to_json()
+    assert cli.counts["options_upstream"] == cli.counts["options_pruned"] == 8  # with -h/--help
+    assert cli.counts["choices_upstream"] == 9
+    assert result.check("server_args").counts["fields_compared"] == 7
+
+
+def test_dropped_choice_no_rule_names_is_caught(trees, fake_env, surface, verify_rules):
+    upstream, pruned = trees
+    edit(pruned / SERVER_ARGS, '["triton", "flashinfer", "ascend"]', '["triton", "ascend"]')
+    cli = _run(pruned, upstream, fake_env, surface, verify_rules).check("cli")
+    assert not cli.passed
+    assert cli.findings == ["python/sglang/launch_server.py:1 sglang.launch_server: --attention-backend choice "
+                            "'flashinfer' disappeared and no rule names it"]
+
+
+def test_dropped_choices_named_by_rules_pass(trees, fake_env, surface, verify_rules):
+    upstream, pruned = trees
+    edit(pruned / SERVER_ARGS, '["triton", "flashinfer", "ascend"]', '["triton", "flashinfer"]')
+    edit(pruned / SERVER_ARGS, 'DEVICE_CHOICES = ["cuda", "npu"]', 'DEVICE_CHOICES = ["cuda"]')
+    edit(pruned / SERVER_ARGS, '    parser.add_argument("--enable-npu-graph", action="store_true")\n', "")
+    edit(pruned / "python/sglang/srt/function_call/function_call_parser.py", '        "qwen": QwenDetector,\n', "")
+    cli = _run(pruned, upstream, fake_env, surface, verify_rules).check("cli")
+    assert cli.passed, cli.findings
+    assert sorted(cli.notes) == sorted([
+        "sglang.launch_server: option --enable-npu-graph removed (platform string 'npu')",
+        "sglang.launch_server: --attention-backend choice 'ascend' removed (registry 'attention_backends' keeps only triton, flashinfer)",
+        "sglang.launch_server: --device choice 'npu' removed (platform string 'npu')",
+        "sglang.launch_server: --tool-call-parser choice 'qwen' removed (registry 'tool_call_parsers' keeps only deepseekv3)",
+    ])
+
+
+def test_dropped_option_no_rule_names_is_caught(trees, fake_env, surface, verify_rules):
+    upstream, pruned = trees
+    edit(pruned / SERVER_ARGS, '    parser.add_argument("--mm-attention-backend", choices=["sdpa", "fa3"])\n', "")
+    cli = _run(pruned, upstream, fake_env, surface, verify_rules).check("cli")
+    assert cli.findings == ["python/sglang/launch_server.py:1 sglang.launch_server: option --mm-attention-backend "
+                            "disappeared and no rule names it"]
+
+
+def test_server_args_default_changed(trees, fake_env, surface, verify_rules):
+    upstream, pruned = trees
+    edit(pruned / SERVER_ARGS, '"flashinfer" if config.get("kv_lora_rank") else "triton"', '"triton"')
+    check = _run(pruned, upstream, fake_env, surface, verify_rules, checks=("server_args",)).check("server_args")
+    assert check.findings == ["python/sglang/srt/server_args.py:1 ServerArgs.attention_backend: upstream 'flashinfer', pruned 'triton'"]
+
+
+def test_compare_server_args_fields():
+    up = {"fields": {"a": 1, "b": "x", "gone": True}, "error": ""}
+    pr = {"fields": {"a": 1, "b": "y", "new": 0}, "error": ""}
+    findings, notes, compared = compare_server_args(up, pr, "s.py")
+    assert compared == 2
+    assert findings == ["s.py:1 ServerArgs.b: upstream 'x', pruned 'y'", "s.py:1 ServerArgs.new is not in upstream"]
+    assert notes == ["ServerArgs.gone removed (upstream default True)"]

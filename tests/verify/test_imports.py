@@ -1,0 +1,107 @@
+"""Differential import check on the mini tree, with this interpreter standing in for .venv-verify."""
+
+from __future__ import annotations
+
+from shrinker.verify import verify_tree
+from shrinker.verify.imports import compare_imports, run_imports
+from shrinker.verify.tree import SourceTree
+from tests.verify.conftest import edit, git_commit
+
+HELPER = "python/sglang/srt/layers/helper_ops.py"
+
+
+def _imports(pruned, upstream, env, **kw):
+    return verify_tree(pruned, upstream, checks=["imports"], env=env, **kw).check("imports")
+
+
+def test_unmodified_copy_has_no_regressions(trees, fake_env):
+    upstream, pruned = trees
+    check = _imports(pruned, upstream, fake_env, reuse=False)
+    assert check.passed and not check.findings
+    n = len(SourceTree.load(pruned).modules)
+    assert check.counts["modules"] == n
+    # needs_missing_package fails in both trees: counted, not a regression
+    assert check.counts["import_upstream"] == check.counts["import_pruned"] == n - 1
+    assert check.counts["reused"] == 0
+
+
+def test_deleted_helper_is_a_regression_with_its_traceback(trees, fake_env):
+    upstream, pruned = trees
+    (pruned / HELPER).unlink()
+    check = _imports(pruned, upstream, fake_env)
+    assert not check.passed
+    broken = sorted(f.split(" ")[1] for f in check.findings)
+    assert broken == ["sglang.srt.layers.attention.triton_backend", "sglang.srt.models.deepseek_v2"]
+    assert all("ModuleNotFoundError: No module named 'sglang.srt.layers.helper_ops'" in f for f in check.findings)
+    assert check.counts["regressions"] == 2
+
+
+def test_removed_name_fails_at_import(trees, fake_env):
+    upstream, pruned = trees
+    edit(pruned / HELPER, "def scale(x, factor):\n    return x * factor\n", "")
+    check = _imports(pruned, upstream, fake_env)
+    assert [f.split(" ")[1] for f in check.findings] == ["sglang.srt.models.deepseek_v2"]
+    assert "ImportError: cannot import name 'scale'" in check.findings[0]
+
+
+def test_one_module_failing_hides_no_other(trees, fake_env):
+    """A module that kills its process, one that hangs and one that raises each get their own result."""
+    upstream, pruned = trees
+    edit(pruned / "python/sglang/srt/layers/attention/ascend_backend.py", "class AscendBackend:",
+         "import os\nos._exit(3)\n\n\nclass AscendBackend:")
+    edit(pruned / HELPER, "def scale", "import time\ntime.sleep(60)\n\n\ndef scale")
+    edit(pruned / "python/sglang/srt/function_call/qwen_detector.py", "class QwenDetector", "1 / 0\n\n\nclass QwenDetector")
+    results = run_imports(SourceTree.load(pruned), fake_env,
+                          ["sglang.srt.layers.attention.ascend_backend", "sglang.srt.layers.helper_ops",
+                           "sglang.srt.function_call.qwen_detector", "sglang.srt.utils.common",
+                           "sglang.srt.parser.reasoning_parser"], timeout=3)
+    assert results["sglang.srt.layers.attention.ascend_backend"].status == "crash"
+    assert results["sglang.srt.layers.helper_ops"].status == "timeout"
+    assert results["sglang.srt.function_call.qwen_detector"].status == "error"
+    assert "ZeroDivisionError" in results["sglang.srt.function_call.qwen_detector"].error
+    assert results["sglang.srt.utils.common"].ok and results["sglang.srt.parser.reasoning_parser"].ok
+
+
+def test_failing_parent_package_reported_for_each_child(trees, fake_env):
+    upstream, pruned = trees
+    edit(pruned / "python/sglang/srt/function_call/__init__.py", "", "raise RuntimeError('broken package')\n")
+    check = _imports(pruned, upstream, fake_env)
+    broken = {f.split(" ")[1] for f in check.findings}
+    assert "sglang.srt.function_call.core_types" in broken and "sglang.srt.function_call" in broken
+    assert all("RuntimeError: broken package" in f for f in check.findings)
+
+
+def test_reuse_only_for_unchanged_closures(trees, fake_env):
+    upstream, pruned = trees
+    edit(pruned / HELPER, "return a + b", "return b + a")  # same behaviour, new bytes
+    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
+    rerun = {m for m, o in cmp.pruned.items() if not o.reused}
+    # exactly the modules whose import loaded helper_ops ran again
+    assert {"sglang.srt.layers.helper_ops", "sglang.srt.models.deepseek_v2",
+            "sglang.srt.layers.attention.triton_backend"} <= rerun
+    assert "sglang.srt.parser.reasoning_parser" not in rerun and "sglang.srt.utils.common" not in rerun
+    assert not cmp.regressions
+
+
+def test_upstream_results_cached_per_commit(trees, fake_env):
+    upstream, pruned = trees
+    git_commit(upstream)
+    first = _imports(pruned, upstream, fake_env, reuse=False)
+    second = _imports(pruned, upstream, fake_env, reuse=False)
+    assert first.counts["upstream_run"] == first.counts["modules"]
+    assert second.counts["upstream_run"] == 0
+    assert second.counts["import_upstream"] == first.counts["import_upstream"]
+
+
+def test_dirty_upstream_is_not_cached(trees, fake_env):
+    upstream, pruned = trees
+    git_commit(upstream)
+    edit(upstream / HELPER, "return a + b", "return b + a")
+    _imports(pruned, upstream, fake_env)
+    assert _imports(pruned, upstream, fake_env).counts["upstream_run"] > 0
+
+
+def test_only_limits_the_modules(trees, fake_env):
+    upstream, pruned = trees
+    check = _imports(pruned, upstream, fake_env, only=["sglang.srt.function_call"])
+    assert check.counts["modules"] == 5
