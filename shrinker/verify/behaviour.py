@@ -47,6 +47,11 @@ def compare_cases(upstream: dict, pruned: dict, where: str) -> tuple[list[str], 
         if p == u:
             counts["identical"] += 1
             continue
-        what = "missing pruned" if p is None else _first_difference(u, p)
-        findings.append(f"{where}:1 case {case_id}: upstream and pruned differ at {what} (upstream vs pruned)")
+        if p is None:
+            findings.append(f"{where}:1 case {case_id}: no result pruned")
+        elif "raised" in p and "raised" not in u:
+            findings.append(f"{where}:1 case {case_id}: works upstream, pruned raises {p['message']}")
+        else:
+            findings.append(f"{where}:1 case {case_id}: upstream and pruned differ at "
+                            f"{_first_difference(u, p)} (upstream vs pruned)")
     return findings, counts

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Sequence
 
 from shrinker import paths
-from shrinker.console import progress
+from shrinker.console import console, progress
 from shrinker.verify.env import VerifyEnv
 from shrinker.verify.tree import IMPORT_ROOTS, SourceTree, content_hash
 
@@ -40,6 +40,7 @@ PRELOAD = ["torch", "torch._dynamo", "torch._inductor.compile_fx", "triton", "tr
            "psutil", "prometheus_client", "setproctitle", "uvloop", "dill", "partial_json_parser",
            "pybase64", "soundfile", "tvm_ffi", "loguru", "tqdm"]
 SKIP_LAST_PARTS = {"__main__"}  # importing these runs a program
+HEARTBEAT_S = 60.0
 
 
 @dataclass
@@ -122,7 +123,11 @@ def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: i
             threading.Thread(target=pump, args=(proc.stdout,), daemon=True).start()
         seen: set[str] = set()
         open_pipes = len(procs)
+        last_note = time.monotonic()
         while open_pipes:
+            if not console.is_terminal and time.monotonic() - last_note > HEARTBEAT_S:
+                console.print(f"{label}: {len(seen)}/{len(modules)} modules")  # CI logs get no bar
+                last_note = time.monotonic()
             line = lines.get()
             if line is None:
                 open_pipes -= 1

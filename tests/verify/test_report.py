@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from shrinker.verify.report import render_markdown, write_report
+from shrinker.verify.result import CheckResult, VerifyResult
+
+
+def test_report_counts_regressions_and_notes(tmp_path):
+    result = VerifyResult(tree=Path("/t"), upstream_root=Path("/u"), seconds=12.5, checks=[
+        CheckResult("imports", passed=False, counts={"import_upstream": 10, "import_pruned": 9},
+                    findings=["a.py:1 m imports in upstream but not pruned"], seconds=3.0),
+        CheckResult("cli", passed=True, counts={"removed_explained": 1}, notes=["option --x removed (rule)"]),
+    ])
+    json_path, md_path = write_report(result, tmp_path)
+    data = json.loads(json_path.read_text())
+    assert data["passed"] is False and data["regressions"] == 1 and data["seconds"] == 12.5
+    assert data["checks"][0]["counts"] == {"import_upstream": 10, "import_pruned": 9}
+    md = md_path.read_text()
+    assert "| imports | FAIL | import_upstream 10, import_pruned 9 | 3.0 |" in md
+    assert "## cli: notes (1, not failures)" in md and "**FAILED**, 1 regressions" in render_markdown(result)
