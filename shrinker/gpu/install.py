@@ -65,7 +65,7 @@ def _pip_install(wheels: list[Path], target: Path) -> None:
 def install_bundle(ship: Path, root: Path = DEFAULT_ROOT, trees: list[str] | None = None) -> Installed:
     """Check, unpack and pip-install ship/ under `root`; only the trees named (default: all shipped)."""
     t0 = time.monotonic()
-    ship = Path(ship)
+    ship = Path(ship).resolve()  # servers run elsewhere: model paths must be absolute
     manifest_path = ship / "bundle.json"
     if not manifest_path.is_file():
         raise InstallError(f"no bundle manifest at {manifest_path}: run `shrink gpu-bundle` and carry .gpu-bundle/ship")

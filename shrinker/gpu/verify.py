@@ -246,9 +246,14 @@ def _gather_logs(logs: Path, dst: Path, failed: set[str]) -> None:
 
 def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = None,
              deadline_s: float = DEFAULT_DEADLINE_S, root: Path = install.DEFAULT_ROOT,
-             cases_file: Path = cases_mod.CASES_FILE, only: list[str] | None = None) -> int:
-    """Run one part on this machine; write results-part<N>-<tree>.json (and compare-part<N>.json)."""
-    t0 = time.monotonic()
+             cases_file: Path = cases_mod.CASES_FILE, only: list[str] | None = None,
+             started: float | None = None) -> int:
+    """Run one part on this machine; write results-part<N>-<tree>.json (and compare-part<N>.json).
+
+    `deadline_s` counts from `started` (default: now), so several parts can share one device call.
+    `only` runs just those launches, whatever their part, without the import and JIT steps.
+    """
+    t0 = started if started is not None else time.monotonic()
     reason = gpu_missing_reason()
     if reason:
         raise NoGPU(reason)
@@ -277,7 +282,8 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
     say = lambda msg: print(f"[{time.monotonic() - t0:6.1f}s] {msg}", flush=True)  # noqa: E731
     say(f"installed in {inst.seconds:.1f} s (reused: {inst.reused}); {_env_line(result['environment'])}")
 
-    if part in (1, 0):
+    serving = {launch.part for launch in cases.launches}
+    if part in (1, 0) and not only:
         result["import"] = import_times(env, runs=1)
         say(f"import sglang.launch_server: {result['import']}")
         pkg = inst.trees[main_tree] / "sglang"
@@ -289,14 +295,14 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
     else:
         jit_thread = None
 
-    if part in (1, 2, 0):
+    if part in serving or part == 0 or only:
         models = prepare_models(cases, inst, env)
         result["models"] = models
         summary = ", ".join(f"{k}: {v.get('load_format', v.get('error'))}" for k, v in models.items())
         say(f"models: {summary}")
         first = True
         for launch in cases.launches:
-            if part and launch.part != part or (only and launch.name not in only):
+            if (launch.name not in only) if only else (part and launch.part != part):
                 continue
             need = FIRST_LAUNCH_S if first else LATER_LAUNCH_S
             if time.monotonic() - t0 + need > deadline_s:
@@ -319,7 +325,7 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
         counts = ", ".join(f"{k} {result['jit'].get(k)}" for k in ("built", "failed", "timeout", "total"))
         say(f"jit: {counts}")
 
-    if part in (3, 0):
+    if (part == cases.timing["part"] or part == 0) and not only:
         result["timing"] = run_timing(cases, inst, main_tree, logs, t0, deadline_s, env)
 
     result["seconds"] = round(time.monotonic() - t0, 1)
@@ -341,28 +347,24 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
 
 def run_timing(cases: cases_mod.Cases, inst: install.Installed, main_tree: str, logs: Path, t0: float,
                deadline_s: float, main_env: dict[str, str]) -> dict:
-    """Import time, server start-up and bench_one_batch; tree by tree, alternating, when both are here."""
+    """Import time and bench_one_batch, tree by tree, alternating, when both trees are installed."""
     t = cases.timing
     trees = [main_tree] + [w for w in sorted(inst.trees) if w != main_tree]
     envs = {w: tree_env(inst, w) for w in trees}
     models = prepare_models(cases, inst, main_env)
-    out: dict = {"trees": trees, "import": {}, "startup": {}, "bench": {w: [] for w in trees}}
+    out: dict = {"trees": trees, "import": {}, "bench": {w: [] for w in trees}}
     for w in trees:
         out["import"][w] = import_times(envs[w], runs=t["import_runs"])
-    launch = cases.launch(t["startup_launch"])
-    for w in trees:
-        if time.monotonic() - t0 + LATER_LAUNCH_S > deadline_s:
-            out["startup"][w] = {"status": "skipped: no time left in this call"}
-            continue
-        rec = run_launch(cases_mod.Launch(launch.name, launch.part, launch.model, launch.flags, []),
-                         cases, models[launch.model], envs[w], logs, f"{w}-timing")
-        out["startup"][w] = {"status": rec["status"], "startup_s": rec.get("startup_s")}
+        print(f"[{time.monotonic() - t0:6.1f}s] import ({w}): {out['import'][w]}", flush=True)
     for r in range(t["bench_rounds"]):
         for w in trees:
             if time.monotonic() - t0 + 90 > deadline_s:
                 out["bench"][w].append({"error": "skipped: no time left in this call"})
                 continue
-            out["bench"][w].append(bench_one_batch(cases, models[t["bench_model"]], envs[w], logs, f"{w}-r{r}"))
+            res = bench_one_batch(cases, models[t["bench_model"]], envs[w], logs, f"{w}-r{r}")
+            out["bench"][w].append(res)
+            print(f"[{time.monotonic() - t0:6.1f}s] bench ({w}, round {r}): {res.get('rows') or res.get('error')}",
+                  flush=True)
     return out
 
 
@@ -415,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("record", "compare"):
         p = sub.add_parser(name)
-        p.add_argument("--part", type=int, required=True, help="1, 2 or 3 (cases.toml); 0 runs everything")
+        p.add_argument("--part", type=int, nargs="+", required=True,
+                       help="parts to run in this call, in order (cases.toml: 1-3 serve, 4 times); 0 runs everything")
         p.add_argument("--ship", type=Path, default=Path(".gpu-bundle/ship"))
         p.add_argument("--out", type=Path, required=True)
         p.add_argument("--deadline", type=float, default=DEFAULT_DEADLINE_S, help="seconds this call may use")
@@ -432,8 +435,11 @@ def main(argv: list[str] | None = None) -> int:
             from shrinker.gpu import report
 
             return report.write_report(args.ref, args.run, args.out)
-        return run_part(args.cmd, args.part, args.ship, args.out, ref=getattr(args, "ref", None),
-                        deadline_s=args.deadline, only=args.only)
+        started, code = time.monotonic(), 0
+        for part in args.part:
+            code = max(code, run_part(args.cmd, part, args.ship, args.out, ref=getattr(args, "ref", None),
+                                      deadline_s=args.deadline, only=args.only, started=started))
+        return code
     except NoGPU as exc:
         print(str(exc), file=sys.stderr)
         return 2

@@ -16,11 +16,15 @@ def test_launches_cover_backends_graphs_fp8_mtp():
     assert any("flashinfer" in f and "--disable-cuda-graph" not in f for f in flags.values())
     assert any("--speculative-algorithm" in f for f in flags.values())
     assert any(cases.model(launch.model)["dir"] == "tiny-fp8" for launch in cases.launches)
-    assert {launch.part for launch in cases.launches} == {1, 2}
+    assert {launch.part for launch in cases.launches} == {1, 2, 3}
+    assert cases.timing["part"] == 4
     assert any("chat" in launch.groups for launch in cases.launches)
-    server = " ".join(cases.server_flags)
-    assert "--tool-call-parser deepseekv3" in server and "--reasoning-parser deepseek-r1" in server
-    assert "--random-seed" in server
+    assert "--random-seed" in cases.server_flags
+    # DeepSeek's parsers: tool calls everywhere, R1 reasoning on some launches, and one launch with the
+    # tool parser alone (with deepseek-r1 every answer is reasoning, so tool calls would never parse)
+    assert all("--tool-call-parser deepseekv3" in f for f in flags.values())
+    assert any("--reasoning-parser deepseek-r1" in f for f in flags.values())
+    assert any("--reasoning-parser" not in f and "chat" in names[n].groups for n, f in flags.items())
     for launch in cases.launches:
         assert cases.model(launch.model)  # every launch names a defined model
 
