@@ -60,6 +60,20 @@ def _removed_through(plan: dict, number: int) -> Removed:
     return Removed(modules=frozenset(modules), registry_keys=keys)
 
 
+def plan_digest(plan: dict) -> str:
+    """A short hash of the plan a batch was applied from: a changed plan needs --reset."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _check_same_plan(repo, plan: dict) -> None:
+    digest = plan_digest(plan)
+    for commit in repo.iter_commits("HEAD"):
+        if commit.summary.startswith("shrink: batch ") and f"Plan: {digest}" not in commit.message:
+            raise ShrinkError("the plan changed since the applied batches were made: use --reset")
+
+
 def _deleted_after(plan: dict, number: int) -> set[str]:
     return {p for b in plan["batches"][number:] for p in b["delete"]}
 
@@ -124,7 +138,8 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
         outcome.gate = "passed"
         message = (f"shrink: batch {number} — {batch['name']}\n\n"
                    f"deleted {outcome.files_deleted} files, edited {outcome.files_edited}, "
-                   f"removed {outcome.lines_removed} non-blank Python lines; gate passed")
+                   f"removed {outcome.lines_removed} non-blank Python lines; gate passed\n\n"
+                   f"Plan: {plan_digest(plan)}")
         outcome.commit = commit_all(repo, message)
     else:
         outcome.gate = "failed"
@@ -171,6 +186,8 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
     tree = paths.work_tree_dir(profile, upstream.version)
     repo = open_worktree(tree, upstream.root, upstream.commit, reset=reset)
     done = applied_batches(repo)
+    if done:
+        _check_same_plan(repo, plan)
     total = len(plan["batches"])
     if all_batches:
         todo = list(range(len(done) + 1, total + 1))

@@ -73,6 +73,13 @@ def record_dead(record: dict, importer: str, view: RegistryView, table: Predicat
         for reg in rules.registries:
             if reg.kind == "decorator" and reg.decorator == deco and key in view.removed_keys.get(reg.name, ()):
                 return DeadReason("registry", f"inside the factory of removed {reg.name} key {key!r}", reg.name)
+    for reg in rules.registries:
+        if reg.kind == "package_exports" and importer == reg.module and record.get("scope") == "module":
+            target = record.get("target", "")
+            sub = target[len(reg.module) + 1:].split(".")[0] if target.startswith(reg.module + ".") else ""
+            if sub and sub in view.removed_keys.get(reg.name, ()):
+                return DeadReason("registry", f"re-exported by {reg.module} for removed {reg.name} key {sub!r}",
+                                  reg.name)
     dead_names = view.dead_names.get(importer, {})
     names = record.get("names", [])
     if dead_names and names and record.get("scope") == "module" and all(n in dead_names for n in names):
@@ -100,14 +107,20 @@ def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True) -> Reach
     view = apply_registries(g, rules, problems)
     reach = Reach(registries=view, rule_problems=problems.found)
 
+    # `keep` rules are the exceptions to `remove` rules (shared plumbing inside a removed folder);
+    # the packages above a kept module stay too, since importing it runs them.
+    pinned = {m for m in g.module_path if first_rule(rules.keep, m)}
+    pinned |= {".".join(m.split(".")[:i]) for m in pinned for i in range(1, m.count(".") + 1)}
     for module in g.module_path:
         hit = first_rule(rules.remove, module)
-        if hit:
+        if hit and module not in pinned:
             i, rule = hit
             reach.cut_by_rule[module] = ("rule", f"rule remove[{i}] {rule.pattern}: {rule.reason}",
                                          rule.category or "rule")
     for module, reason in view.removed_models.items():
-        reach.cut_by_rule.setdefault(module, ("registry", reason, "registry:models"))
+        # A keep rule overrides the model registry (a kept module needs this model's code).
+        if first_rule(rules.keep, module) is None:
+            reach.cut_by_rule.setdefault(module, ("registry", reason, "registry:models"))
 
     queue: deque[str] = deque()
 

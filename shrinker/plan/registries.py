@@ -118,6 +118,19 @@ def _dict(g: ImportGraph, reg: Registry, view: RegistryView, problems: Problems)
     view.dead_names.setdefault(reg.module, {}).update({name: reg.name for name in dead})
 
 
+def _package_exports(g: ImportGraph, reg: Registry, view: RegistryView, problems: Problems) -> None:
+    """A package __init__ that imports its submodules to re-export them: keys are submodule names."""
+    facts = _require_module(g, reg.module, f"registry {reg.name}", problems)
+    if facts is None:
+        return
+    prefix = reg.module + "."
+    found = {imp.target[len(prefix):].split(".")[0] for imp in facts.imports
+             if imp.where.scope == "module" and imp.target.startswith(prefix)}
+    _check_keys(reg, found, problems)
+    view.all_keys[reg.name] = found
+    view.removed_keys[reg.name] = found - set(reg.keep)
+
+
 def apply_registries(g: ImportGraph, rules: Rules, problems: Problems | None = None) -> RegistryView:
     problems = problems or Problems(strict=True)
     view = RegistryView()
@@ -128,4 +141,6 @@ def apply_registries(g: ImportGraph, rules: Rules, problems: Problems | None = N
             _decorator(g, reg, view, problems)
         elif reg.kind == "dict":
             _dict(g, reg, view, problems)
+        elif reg.kind == "package_exports":
+            _package_exports(g, reg, view, problems)
     return view

@@ -67,7 +67,9 @@ class Registry(_Strict):
                    function keep nothing.
       dict:        a dict literal `variable` (or Class.attr) in `module`; imports of names used only as
                    values of removed keys keep nothing.
-      choices:     argparse `choices=` lists; pruned by the codemod stage only. `variable` names a
+      choices:     argparse `choices=` lists; pruned by the codemod stage only.
+      package_exports: a package `module` whose __init__ imports submodules to re-export them (model
+                   configs); keys are the submodule names, imports of removed ones keep nothing. `variable` names a
                    list/tuple/set variable (`ATTENTION_BACKEND_CHOICES`) or an option (`mm_attention_backend`,
                    `--mm-attention-backend`) whose inline `choices=[...]` is pruned.
     A registry with `follows` drops the keys the plan removes from that other registry (a dict or
@@ -75,7 +77,7 @@ class Registry(_Strict):
     """
 
     name: str
-    kind: Literal["module_scan", "decorator", "dict", "choices"]
+    kind: Literal["module_scan", "decorator", "dict", "choices", "package_exports"]
     module: str = ""
     package: str = ""
     scanner: str = ""

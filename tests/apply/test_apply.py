@@ -24,10 +24,10 @@ def project(tmp_path, monkeypatch):
     root = tmp_path / "proj"
     (root / "rules").mkdir(parents=True)
     text = (MINITREE / "rules.toml").read_text()
-    # Only the platform fold runs (it removes the `if is_npu():` import of the deleted NPU module):
-    # the planted faults below must be caught by the gate alone.
+    # The platform fold removes the `if is_npu():` import of the deleted NPU module; the last batch
+    # prunes the registries (ascend backend, gguf) and the imports of what it deletes.
     text = text.replace('codemods = ["fold_platform", "remove_dead_imports"]', 'codemods = ["fold_platform"]')
-    text = text.replace('codemods = ["remove_dead_imports"]', "codemods = []")
+    text = text.replace('codemods = ["remove_dead_imports"]', 'codemods = ["prune_registries", "remove_dead_imports"]')
     (root / "rules" / "mini.toml").write_text(text)
     monkeypatch.setenv("SHRINK_ROOT", str(root))
     monkeypatch.setenv("SHRINK_CACHE", str(tmp_path / "cache"))
@@ -97,6 +97,20 @@ def test_planted_fault_rolls_back_and_is_reported(project):
     assert not [s for s in _log(tree) if s.startswith("shrink: batch")]
     report = (paths.reports_dir("mini", version) / "batch-1.md").read_text()
     assert "attention_registry.py" in report and "pkg.layers.attention.triton_backend" in report
+
+
+def test_a_changed_plan_needs_reset(project):
+    from shrinker import paths
+    from shrinker.apply.run import apply_batches
+
+    apply_batches("mini", batch=1, jobs=1, use_verify=False)
+    plan_file = paths.manifests_dir("mini", project["upstream"].version) / "batches.json"
+    plan = json.loads(plan_file.read_text())
+    plan["batches"][1]["delete"] = plan["batches"][1]["delete"][:-1]
+    plan_file.write_text(json.dumps(plan))
+    with pytest.raises(ShrinkError, match="plan changed .* use --reset"):
+        apply_batches("mini", batch=2, jobs=1, use_verify=False)
+    assert apply_batches("mini", batch=1, reset=True, jobs=1, use_verify=False)[0].gate == "passed"
 
 
 def test_dry_run_prints_the_diff_and_changes_nothing(project):
