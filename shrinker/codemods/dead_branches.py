@@ -119,13 +119,14 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
     # -- deciding a test -------------------------------------------------------------------------
     def _decide(self, test: cst.BaseExpression, where: cst.CSTNode) -> Optional[bool]:
         folded = self.folder.fold(test)
-        if not folded.pred or folded.value is None:
+        if not folded.pred:
             return None
-        if not folded.pure:
+        if folded.value is not None and folded.pure:
+            return folded.value
+        if folded.node is test:  # a predicate next to an operand that must be evaluated
             self.report(where, "platform test kept: an operand may have side effects: "
                                + cst.Module([]).code_for_node(test).strip())
-            return None
-        return folded.value
+        return None
 
     # -- if / elif / else ----------------------------------------------------------------------
     def visit_If(self, node: cst.If) -> Optional[bool]:

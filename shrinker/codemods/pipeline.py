@@ -136,9 +136,19 @@ def transform_source(source: str, *, path: str, module: str, inputs: CodemodInpu
     except SyntaxError as exc:
         result.status = "failure"
         result.error = f"does not compile after {'+'.join(c.NAME for c in active)}: line {exc.lineno}: {exc.msg}"
+        if not _compiles(source, path):
+            result.error += " (the original does not compile on this Python either)"
         return _timed(result, start)
     result.status, result.code = "success", code
     return _timed(result, start)
+
+
+def _compiles(source: str, path: str) -> bool:
+    try:
+        compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError:
+        return False
+    return True
 
 
 def _timed(result: FileResult, start: float) -> FileResult:

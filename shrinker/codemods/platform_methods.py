@@ -46,7 +46,7 @@ class _Collector(cst.CSTVisitor):
     other code), so a kept method keeps what it references in turn.
     """
 
-    def __init__(self, methods: frozenset[str], module: cst.Module, prune: re.Pattern) -> None:
+    def __init__(self, methods: frozenset[str], module: cst.Module, prune: Optional[re.Pattern]) -> None:
         self.methods = methods
         self.module, self.prune = module, prune
         self.defined: set[str] = set()
@@ -63,7 +63,7 @@ class _Collector(cst.CSTVisitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if not super().on_visit(node):
             return False
-        if isinstance(node, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef)):
+        if self.prune is not None and isinstance(node, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef)):
             return self.prune.search(self.module.code_for_node(node)) is not None
         return True
 

@@ -1,0 +1,270 @@
+"""The pipeline: one parse per file, codemods in order, success / failure / skip, many files in parallel.
+
+Also the generated (property) tests: code without platform predicates passes through every
+platform codemod byte-identical; code with them comes out compiling, idempotent and without a
+platform test left.
+"""
+
+from __future__ import annotations
+
+import tempfile
+
+import libcst as cst
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis.configuration import set_hypothesis_home_dir
+
+from shrinker.codemods import pipeline
+from shrinker.codemods.base import ShrinkCodemod, new_context
+from shrinker.codemods.fold_platform import Folder, platform_tests
+from shrinker.codemods.pipeline import (
+    CODEMODS,
+    PLATFORM_GROUP,
+    FileItem,
+    resolve_codemods,
+    summarize,
+    transform_files,
+    transform_source,
+)
+from shrinker.errors import ShrinkError
+from tests.codemods.gen import NEUTRAL_TESTS, PREDICATE_TESTS, modules
+from tests.codemods.helpers import deepseek_inputs
+
+PLATFORM = ["fold_platform", "remove_platform_methods"]
+
+# Hypothesis writes failure patches under its home directory: keep them out of the checkout.
+set_hypothesis_home_dir(tempfile.mkdtemp(prefix="shrinker-hypothesis-"))
+
+LAYERNORM = '''\
+import torch
+
+from sglang.srt.utils import get_bool_env_var, is_hip, is_npu
+
+_is_hip = is_hip()
+_is_npu = is_npu()
+_use_aiter = get_bool_env_var("SGLANG_USE_AITER") and _is_hip
+
+if _use_aiter:
+    from aiter import rmsnorm2d_fwd as rms_norm
+elif _is_npu:
+    import torch_npu
+else:
+    from sgl_kernel import rmsnorm  # CUDA kernels
+
+
+class RMSNorm(MultiPlatformOp):
+    def forward_cuda(self, x):
+        return rmsnorm(x, self.weight.data, self.variance_epsilon)
+
+    def forward_npu(self, x):
+        return torch_npu.npu_rms_norm(x, self.weight, self.variance_epsilon)[0]
+
+    def forward_hip(self, x):
+        return rms_norm(x, self.weight.data, self.variance_epsilon)
+'''
+
+LAYERNORM_AFTER = '''\
+import torch
+
+from sglang.srt.utils import get_bool_env_var, is_hip, is_npu
+
+_is_hip = is_hip()
+_is_npu = is_npu()
+_use_aiter = False
+
+from sgl_kernel import rmsnorm  # CUDA kernels
+
+
+class RMSNorm(MultiPlatformOp):
+    def forward_cuda(self, x):
+        return rmsnorm(x, self.weight.data, self.variance_epsilon)
+'''
+
+
+def run(source: str, codemods=PLATFORM, path: str = "sglang/srt/layers/layernorm.py"):
+    return transform_source(source, path=path, module="sglang.srt.layers.layernorm",
+                            inputs=deepseek_inputs(), codemods=codemods)
+
+
+# -- registry and order ------------------------------------------------------------------------
+
+def test_registry_names_match_the_rules_batches() -> None:
+    for name in PLATFORM_GROUP:
+        assert CODEMODS[name].NAME == name
+    batch_names = {n for b in deepseek_inputs().rules.batches for n in b.codemods}
+    assert {"fold_platform", "remove_platform_methods"} <= batch_names
+    assert {"fold_platform", "remove_platform_methods"} <= set(CODEMODS)
+
+
+def test_resolve_completes_and_orders_the_platform_group() -> None:
+    assert resolve_codemods(["fold_platform", "remove_platform_methods", "other"]
+                            if "other" in CODEMODS else ["fold_platform", "remove_platform_methods"]) [:4] == [
+        "fold_platform", "remove_dead_branches", "remove_platform_methods", "remove_platform_imports"]
+    assert resolve_codemods(["remove_platform_methods", "fold_platform"])[:4] == list(PLATFORM_GROUP)
+    assert resolve_codemods(["remove_platform_methods"]) == ["remove_platform_methods", "remove_platform_imports"]
+    assert resolve_codemods([]) == []
+
+
+def test_resolve_keeps_other_codemods_in_place(monkeypatch) -> None:
+    monkeypatch.setitem(CODEMODS, "zz_first", ShrinkCodemod)
+    monkeypatch.setitem(CODEMODS, "zz_last", ShrinkCodemod)
+    assert resolve_codemods(["zz_first", "fold_platform", "zz_last"]) == [
+        "zz_first", "fold_platform", "remove_dead_branches", "remove_platform_imports", "zz_last"]
+
+
+def test_unknown_codemod_is_a_clear_error() -> None:
+    with pytest.raises(ShrinkError, match="unknown codemod"):
+        resolve_codemods(["fold_platform", "no_such_codemod"])
+
+
+# -- one file ----------------------------------------------------------------------------------
+
+def test_one_parse_runs_every_platform_codemod() -> None:
+    result = run(LAYERNORM)
+    assert result.status == "success", result.error
+    assert result.code == LAYERNORM_AFTER
+    assert result.changes == {
+        "fold_platform.flags_folded": 1,
+        "remove_dead_branches.branches_decided": 2,
+        "remove_dead_branches.blocks_inlined": 1,
+        "remove_platform_methods.methods_removed": 2,
+    }
+    assert result.changed_by("remove_dead_branches") == 3
+    assert result.findings == []
+    assert run(result.code).status == "skip"  # idempotent as a whole
+
+
+def test_skip_when_nothing_can_change_never_parses() -> None:
+    # No trigger word: not even parsed (this text would not parse).
+    result = run("def broken(:\n")
+    assert (result.status, result.code, result.changes) == ("skip", "def broken(:\n", {})
+
+
+def test_skip_when_triggers_change_nothing() -> None:
+    source = "_is_hip = is_hip()\n"
+    result = run(source)
+    assert (result.status, result.code) == ("skip", source)
+
+
+def test_failure_when_the_file_does_not_parse() -> None:
+    result = run("if _is_hip\n    pass\n")
+    assert result.status == "failure"
+    assert result.error.startswith("does not parse")
+    assert result.code == "if _is_hip\n    pass\n"
+
+
+class _Raises(ShrinkCodemod):
+    NAME = "zz_raises"
+
+    def leave_Name(self, original_node, updated_node):
+        raise RuntimeError("boom")
+
+
+class _BreaksCode(ShrinkCodemod):
+    NAME = "zz_breaks"
+
+    def leave_Module(self, original_node, updated_node):
+        self.count("broke")
+        return updated_node.with_changes(body=[*updated_node.body, cst.parse_statement("return 1\n")])
+
+
+def test_failure_when_a_codemod_raises(monkeypatch) -> None:
+    monkeypatch.setitem(CODEMODS, "zz_raises", _Raises)
+    result = run(LAYERNORM, codemods=["fold_platform", "zz_raises"])
+    assert result.status == "failure"
+    assert result.error == "zz_raises: RuntimeError: boom"
+    assert result.code == LAYERNORM  # never half-transformed code
+
+
+def test_failure_when_the_result_does_not_compile(monkeypatch) -> None:
+    monkeypatch.setitem(CODEMODS, "zz_breaks", _BreaksCode)
+    result = run(LAYERNORM, codemods=["fold_platform", "zz_breaks"])
+    assert result.status == "failure"
+    assert "does not compile" in result.error and "'return' outside function" in result.error
+    assert result.code == LAYERNORM
+
+
+def test_findings_carry_path_and_line() -> None:
+    source = "def f(self):\n    if self.ready() and _is_hip:\n        pass\n"
+    result = run(source, path="sglang/srt/a.py")
+    assert result.status == "skip"
+    assert result.findings == [
+        "sglang/srt/a.py:2: platform test kept: an operand may have side effects: self.ready() and _is_hip"]
+
+
+# -- many files --------------------------------------------------------------------------------
+
+def test_transform_files_in_workers_keeps_order_and_reads_paths(tmp_path) -> None:
+    sources = {f"m{i}.py": (LAYERNORM if i % 2 else "x = 1\n") for i in range(12)}
+    for name, text in sources.items():
+        (tmp_path / name).write_text(text)
+    items = [FileItem(str(tmp_path / name), name[:-3]) for name in sources]
+    parallel = transform_files(items, deepseek_inputs(), PLATFORM, jobs=2, chunk_size=3)
+    serial = transform_files(items, deepseek_inputs(), PLATFORM, jobs=1)
+    assert [r.path for r in parallel] == [i.path for i in items]
+    assert [(r.status, r.code) for r in parallel] == [(r.status, r.code) for r in serial]
+    assert [r.status for r in parallel] == ["skip", "success"] * 6
+    assert all((tmp_path / n).read_text() == t for n, t in sources.items())  # nothing written
+    summary = summarize(parallel)
+    assert (summary["files"], summary["success"], summary["skip"], summary["failure"]) == (12, 6, 6, 0)
+    assert summary["changes"]["remove_platform_methods.methods_removed"] == 12
+
+
+def test_transform_files_with_in_memory_sources() -> None:
+    items = [FileItem("a.py", "a", LAYERNORM), FileItem("b.py", "b", "if _is_npu:\n    x = 1\n")]
+    results = transform_files(items, deepseek_inputs(), PLATFORM, jobs=1)
+    assert [r.status for r in results] == ["success", "success"]
+    assert results[1].code.strip() == ""
+
+
+# -- generated code ----------------------------------------------------------------------------
+
+def test_generator_pools_are_what_they_claim() -> None:
+    folder = Folder(deepseek_inputs())
+    for text in NEUTRAL_TESTS:
+        assert not folder.fold(cst.parse_expression(text)).pred, text
+    for text in PREDICATE_TESTS:
+        assert folder.fold(cst.parse_expression(text)).pred, text
+
+
+def _run_all_unpruned(source: str):
+    """Every platform codemod on one parse, without the text prefilter and pruning shortcuts."""
+    tree = cst.parse_module(source)
+    changes = {}
+    for name in PLATFORM_GROUP:
+        cls = type(f"Unpruned_{name}", (CODEMODS[name],), {"prune_pattern": lambda self: None})
+        instance = cls(new_context("sglang/srt/gen.py", "sglang.srt.gen"), deepseek_inputs())
+        tree = instance.transform_module(tree)
+        changes.update({f"{name}.{k}": v for k, v in instance.changes.items() if v})
+    return tree.code, changes
+
+
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(modules(with_predicates=False))
+def test_code_without_platform_predicates_is_byte_identical(source: str) -> None:
+    compile(source, "<generated>", "exec")
+    code, changes = _run_all_unpruned(source)
+    assert code == source
+    assert changes == {}
+    result = transform_source(source, path="sglang/srt/gen.py", module="sglang.srt.gen",
+                              inputs=deepseek_inputs(), codemods=list(PLATFORM_GROUP))
+    assert (result.status, result.code) == ("skip", source)
+
+
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(modules(with_predicates=True))
+def test_code_with_platform_predicates_folds_completely(source: str) -> None:
+    compile(source, "<generated>", "exec")
+    result = transform_source(source, path="sglang/srt/gen.py", module="sglang.srt.gen",
+                              inputs=deepseek_inputs(), codemods=PLATFORM)
+    assert result.status in ("success", "skip"), result.error
+    code = result.code
+    # Every test left that still holds a predicate was kept for a side effect, and says so.
+    kept = [f for f in result.findings if "side effects" in f or "always false" in f]
+    assert len(platform_tests(code, deepseek_inputs())) <= len(kept)
+    # The same result without the shortcuts, and a second run changes nothing.
+    assert _run_all_unpruned(source)[0] == code
+    again = transform_source(code, path="sglang/srt/gen.py", module="sglang.srt.gen",
+                             inputs=deepseek_inputs(), codemods=PLATFORM)
+    assert (again.status, again.code) == ("skip", code)
+    assert "forward_npu" not in code and "forward_hip" not in code
