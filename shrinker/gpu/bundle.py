@@ -6,7 +6,7 @@ the working tree) and holds:
 - kernel.tar.xz  sgl_kernel slimmed to the ops bundle.toml keeps, with its dist-info;
 - sglang-<which>.tar.xz  each source tree built as a wheel (the rebuild): `upstream` from the
   pinned upstream cache, `pruned` from the work tree made by `shrink apply`;
-- models/tiny, models/tiny-fp8  the tiny DeepSeek-V3 model folders (config + tokenizer);
+- models.tar.xz  the tiny DeepSeek-V3 model folders tiny/ and tiny-fp8/ (config + tokenizer);
 - bundle.json    the manifest: archives with sha256 and sizes, wheels, dropped files, model digests.
 Archives whose inputs did not change are reused, so rebuilding after a new prune repacks only the
 pruned tree (seconds), not the 240 MB of dependencies (minutes).
@@ -90,14 +90,17 @@ def pip_download(requirements: list[str], dest: Path, spec: dict) -> list[Path]:
     return wheels
 
 
-def _tar_xz(members: list[Path], dst: Path) -> None:
-    """A reproducible tar (sorted, no owners or dates) of `members` by basename, xz-compressed."""
+def _tar_xz(members: list[Path], dst: Path, base: Path | None = None) -> None:
+    """A reproducible tar (sorted, no owners or dates) of `members`, xz-compressed.
+
+    Members are named by basename, or by their path under `base` when given.
+    """
     import lzma
 
     def add_all(fileobj) -> None:
         with tarfile.open(fileobj=fileobj, mode="w|", format=tarfile.GNU_FORMAT) as tar:
-            for path in sorted(members, key=lambda p: p.name):
-                info = tarfile.TarInfo(path.name)
+            for path in sorted(members, key=lambda p: p.relative_to(base).as_posix() if base else p.name):
+                info = tarfile.TarInfo(path.relative_to(base).as_posix() if base else path.name)
                 info.size = path.stat().st_size
                 info.mode = 0o644
                 with path.open("rb") as f:
@@ -241,16 +244,22 @@ def build_bundle(trees: dict[str, Path], kernel_wheel: Path, blackwell: bool = F
         archives.append(arch)
 
     # Drop archives of trees not asked for this time.
-    wanted = {a.file for a in archives}
+    wanted = {a.file for a in archives} | {"models.tar.xz"}
     for stale in ship.glob("*.tar.xz"):
         if stale.name not in wanted:
             stale.unlink()
 
+    # The model folders, in one archive (their tokenizers are the same 2.3 MB file: xz stores it once).
     models = {}
-    for name, fp8 in (("tiny", False), ("tiny-fp8", True)) if with_models else ():
-        mdir = ship / "models" / name
-        tiny_model.write_tiny_model(mdir, fp8=fp8)
-        models[name] = tiny_model.model_digest(mdir)
+    shutil.rmtree(ship / "models", ignore_errors=True)
+    (ship / "models.tar.xz").unlink(missing_ok=True)
+    if with_models:
+        mroot = work / "models"
+        shutil.rmtree(mroot, ignore_errors=True)
+        for name, fp8 in (("tiny", False), ("tiny-fp8", True)):
+            tiny_model.write_tiny_model(mroot / name, fp8=fp8)
+            models[name] = tiny_model.model_digest(mroot / name)
+        _tar_xz(sorted(p for p in mroot.rglob("*") if p.is_file()), ship / "models.tar.xz", base=mroot)
 
     for a in archives:
         if not a.sha256:

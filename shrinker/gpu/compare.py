@@ -158,6 +158,11 @@ def compare_launches(ref: dict, new: dict) -> list[CaseResult]:
         if nl.get("status") != "ok":
             results.append(CaseResult(lname, "*", "error", f"launch {nl.get('status')}"))
             continue
+        # Seeded weights come from torch's CPU generator on the device; two machines have given
+        # different bytes for them (float32 RNG paths differ by CPU). Say so next to every verdict.
+        note = ""
+        if rl.get("weights_sha256") and nl.get("weights_sha256") and rl["weights_sha256"] != nl["weights_sha256"]:
+            note = " [seeded weights differ from the reference's]"
         for rname, rreq in sorted(rl.get("requests", {}).items()):
             nreq = nl.get("requests", {}).get(rname)
             if nreq is None:
@@ -168,7 +173,7 @@ def compare_launches(ref: dict, new: dict) -> list[CaseResult]:
                                           f"HTTP {rreq.get('http_status')} upstream, {nreq.get('http_status')} here"))
                 continue
             status, detail = compare_answers(rreq.get("answer"), nreq.get("answer"))
-            results.append(CaseResult(lname, rname, status, detail))
+            results.append(CaseResult(lname, rname, status, detail + note))
     return results
 
 
@@ -181,7 +186,12 @@ def load_record(directory: Path) -> dict:
     for f in files:
         data = json.loads(f.read_text())
         merged["parts"].append({k: v for k, v in data.items() if k not in ("launches",)})
-        merged["launches"].update(data.get("launches", {}))
+        for name, launch in data.get("launches", {}).items():
+            # which weights this launch served (parts ran on different machines)
+            model = (data.get("models") or {}).get(launch.get("model"), {})
+            launch.setdefault("weights_sha256", model.get("weights_sha256"))
+            launch.setdefault("part", data.get("part"))
+            merged["launches"][name] = launch
         for key in ("jit", "import", "timing", "environment", "models"):
             if data.get(key):
                 merged.setdefault(key, data[key])

@@ -75,7 +75,7 @@ def install_bundle(ship: Path, root: Path = DEFAULT_ROOT, trees: list[str] | Non
     missing = [w for w in trees if w not in shipped]
     if missing:
         raise InstallError(f"the bundle has no {', '.join(missing)} tree (it has {', '.join(sorted(shipped)) or 'none'})")
-    models = {name: ship / "models" / name for name in manifest.get("models", {})}
+    models = {name: root / "models" / name for name in manifest.get("models", {})}
     inst = Installed(root=root, site=root / "site", trees={w: root / f"tree-{w}" for w in trees},
                      models=models, manifest=manifest)
 
@@ -87,6 +87,9 @@ def install_bundle(ship: Path, root: Path = DEFAULT_ROOT, trees: list[str] | Non
         shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
 
+    if models and not all((m / "config.json").is_file() for m in models.values()):
+        with tarfile.open(ship / "models.tar.xz", "r:xz") as tar:
+            tar.extractall(root / "models", filter="data")
     wanted = [a for a in manifest["archives"] if a["kind"] != "tree" or a["which"] in trees]
     todo = [a for a in wanted if a["file"] not in done["archives"]]
     if not todo:

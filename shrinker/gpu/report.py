@@ -53,9 +53,6 @@ def timing_ratios(timing: dict) -> dict:
     imp = timing.get("import", {})
     out["import_median_s"] = {w: imp.get(w, {}).get("median_s") for w in ("pruned", "upstream")}
     out["import_ratio"] = ratio(out["import_median_s"]["pruned"], out["import_median_s"]["upstream"])
-    st = timing.get("startup", {})
-    out["startup_s"] = {w: st.get(w, {}).get("startup_s") for w in ("pruned", "upstream")}
-    out["startup_ratio"] = ratio(out["startup_s"]["pruned"], out["startup_s"]["upstream"])
     rows: dict = {}
     for w in ("pruned", "upstream"):
         for rnd in timing.get("bench", {}).get(w, []):
@@ -74,6 +71,18 @@ def timing_ratios(timing: dict) -> dict:
     out["worst_bench_ratio"] = max(worst) if worst else None
     out["over_limit"] = [f"{k} {m}" for k, ms in bench.items() for m, v in ms.items()
                          if v["ratio"] and v["ratio"] > RATIO_LIMIT]
+    return out
+
+
+def startup_ratios(ref: dict, new: dict) -> dict:
+    """pruned/upstream start-up per launch, where neither was its call's first (cold-cache) launch."""
+    out = {}
+    for name, r in sorted(ref.items()):
+        n = new.get(name, {})
+        if r.get("startup_s") and n.get("startup_s") and not r.get("first_launch_of_call") \
+                and not n.get("first_launch_of_call"):
+            out[name] = {"pruned": n["startup_s"], "upstream": r["startup_s"],
+                         "ratio": round(n["startup_s"] / r["startup_s"], 3)}
     return out
 
 
@@ -103,13 +112,19 @@ def reference_section(ref: dict) -> list[str]:
         lines.append(f"- JIT sources compiled (nvcc, {j.get('jobs')} jobs, {j.get('budget_s')} s box): "
                      f"{j['built']} built, {j['failed']} failed, {j['timeout']} not finished, of {j['total']} "
                      f"in {j['seconds']} s")
-    lines += ["", "| launch | status | start-up s | requests | command flags |", "| --- | --- | --- | --- | --- |"]
+    lines += ["", "Each launch is `python3 -m sglang.launch_server --model-path <model> --host 127.0.0.1 --port <free>` "
+              "plus the flags below; start-up is launch to the first HTTP 200 of /health (a call's first launch on "
+              "a fresh machine also compiles Triton/FlashInfer/DeepGEMM kernels: marked *).", "",
+              "| launch | part | status | start-up s | requests | seeded weights | flags |",
+              "| --- | --- | --- | --- | --- | --- | --- |"]
     for name, rec in sorted(ref["launches"].items()):
         reqs = rec.get("requests", {})
         ok = sum(1 for r in reqs.values() if r.get("http_status") == 200)
         flags = " ".join(rec.get("flags", []))
-        lines.append(f"| {name} | {rec.get('status')} | {rec.get('startup_s', '')} | {ok}/{len(reqs)} HTTP 200 "
-                     f"| `{flags}` |")
+        star = "*" if rec.get("first_launch_of_call") else ""
+        weights = (rec.get("weights_sha256") or "")[:12] or "dummy"
+        lines.append(f"| {name} | {rec.get('part', '')} | {rec.get('status')} | {rec.get('startup_s', '')}{star} "
+                     f"| {ok}/{len(reqs)} HTTP 200 | {weights} | `{flags}` |")
     return lines
 
 
@@ -118,7 +133,9 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
     pruned, summaries, timing = _load_runs(run_dirs)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    not_run = next((p.get("not_run") for p in ref["parts"] if p.get("not_run")), [])
+    from shrinker.gpu.cases import load_cases
+
+    not_run = load_cases().raw.get("not_run", [])
     report: dict = {"reference": {"dir": str(ref_dir), "parts": ref["parts"], "launches": {
         k: {"status": v.get("status"), "startup_s": v.get("startup_s"), "flags": v.get("flags"),
             "command": v.get("command")} for k, v in ref["launches"].items()}},
@@ -134,6 +151,7 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
         passed = sum(1 for c in cases if c["status"] == "pass")
         jit_cmp = jit.compare_jit(ref.get("jit", {}), pruned.get("jit", {})) if pruned.get("jit") else None
         ratios = timing_ratios(timing)
+        ratios["startup_by_launch"] = startup_ratios(ref["launches"], pruned["launches"])
         report.update(jit=jit_cmp, pruned_jit={k: pruned.get("jit", {}).get(k) for k in
                                                ("built", "failed", "timeout", "total", "seconds")},
                       timing=ratios, pruned_environment=pruned.get("environment"))
@@ -147,14 +165,20 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
             md.append(f"- JIT sources (pruned): {pj.get('built')} built, {pj.get('failed')} failed, "
                       f"{pj.get('timeout')} not finished, of {pj.get('total')}; regressions against upstream: "
                       f"{len(jit_cmp['regressions'])}")
-        if ratios:
-            md.append(f"- Timing pruned/upstream: import {ratios.get('import_ratio')}, start-up "
-                      f"{ratios.get('startup_ratio')}, worst bench_one_batch {ratios.get('worst_bench_ratio')}"
+        if ratios.get("bench") or ratios.get("import_ratio"):
+            md.append(f"- Timing pruned/upstream (same machine, alternating): import {ratios.get('import_ratio')}, "
+                      f"worst bench_one_batch {ratios.get('worst_bench_ratio')}"
                       + (f" — over {RATIO_LIMIT}: {', '.join(ratios['over_limit'])}" if ratios.get("over_limit") else ""))
+        if ratios.get("startup_by_launch"):
+            parts = ", ".join(f"{k} {v['ratio']}" for k, v in ratios["startup_by_launch"].items())
+            md.append(f"- Start-up pruned/upstream (warm-cache launches; reference from another machine): {parts}")
         md += ["", "| launch | request | status | detail |", "| --- | --- | --- | --- |"]
         md += [f"| {c['launch']} | {c['request']} | {c['status']} | {c['detail']} |" for c in cases]
         md.append("")
     md += reference_section(ref)
+    notes = Path(ref_dir) / "README.md"
+    if notes.is_file():
+        md += ["", f"Recording notes (commands, device time, findings): `{notes.as_posix()}`."]
     md += ["", "## Not run", ""] + [f"- {n['name']}: {n['why']}" for n in not_run]
     (out_dir / "gpu-verify.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     (out_dir / "gpu-verify.md").write_text("\n".join(md) + "\n")

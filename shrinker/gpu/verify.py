@@ -109,6 +109,14 @@ def environment(env: dict[str, str]) -> dict:
     info["nvidia-smi"] = smi.stdout.strip()
     info["host"] = platform.node()
     info["cpus"] = os.cpu_count()
+    try:  # the CPU decides torch's float32 RNG path, hence the seeded weights' bytes
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+        info["cpu_model"] = next((ln.split(":", 1)[1].strip() for ln in cpuinfo.splitlines()
+                                  if ln.startswith("model name")), None)
+        flags = next((ln.split(":", 1)[1].split() for ln in cpuinfo.splitlines() if ln.startswith("flags")), [])
+        info["cpu_simd"] = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]
+    except OSError:
+        pass
     return info
 
 
@@ -164,7 +172,8 @@ def run_launch(launch: cases_mod.Launch, cases: cases_mod.Cases, model: dict, en
                logs: Path, tag: str) -> dict:
     """Start one server, send its request groups, stop it; the record of that launch."""
     flags = cases.server_flags + ["--load-format", model["load_format"]] + launch.flags
-    rec: dict = {"model": launch.model, "flags": flags, "groups": launch.groups, "requests": {}}
+    rec: dict = {"model": launch.model, "flags": flags, "groups": launch.groups, "requests": {},
+                 "weights_sha256": model.get("weights_sha256"), "config_digest": model.get("config_digest")}
     if "error" in model:
         rec["status"] = f"failed: model: {model['error']}"
         return rec
@@ -427,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--ref", type=Path, required=True)
     p = sub.add_parser("report")
     p.add_argument("--ref", type=Path, required=True)
-    p.add_argument("--run", type=Path, nargs="+", required=True)
+    p.add_argument("--run", type=Path, nargs="*", default=[], help="device run folders (none yet: the reference alone)")
     p.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
     try:

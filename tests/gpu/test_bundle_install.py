@@ -90,3 +90,19 @@ def test_over_the_call_limit_is_an_error(layout):
     with pytest.raises(bundle.ShrinkError, match="over the"):
         bundle.build_bundle({"upstream": layout["py"]}, layout["kernel"], out=layout["ship"], cache=layout["cache"],
                             spec=SPEC, with_models=False, limit=10)
+
+
+def test_models_travel_in_one_archive(layout, monkeypatch):
+    def fake_model(directory, fp8=False, **_):
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "config.json").write_text('{"fp8": %s}\n' % str(fp8).lower())
+        (directory / "tokenizer.json").write_text("{}\n")
+
+    monkeypatch.setattr(bundle.tiny_model, "write_tiny_model", fake_model)
+    manifest = bundle.build_bundle({"upstream": layout["py"]}, layout["kernel"], out=layout["ship"],
+                                   cache=layout["cache"], spec=SPEC)
+    assert set(manifest["models"]) == {"tiny", "tiny-fp8"} and (layout["ship"] / "models.tar.xz").is_file()
+    assert not (layout["ship"] / "models").exists()
+    inst = install.install_bundle(layout["ship"], root=layout["tmp"] / "device")
+    assert (inst.models["tiny-fp8"] / "config.json").read_text() == '{"fp8": true}\n'
+    assert inst.models["tiny"].is_absolute() and (inst.models["tiny"] / "tokenizer.json").is_file()

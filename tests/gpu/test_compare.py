@@ -91,3 +91,16 @@ def test_compare_launches_and_load_record(tmp_path: Path):
     assert [(r.launch, r.status) for r in rows] == [("a", "pass"), ("b", "fail")]  # c failed upstream: skipped
     rows = compare.compare_launches(ref["launches"], {"a": {"status": "failed: boom"}})
     assert [(r.launch, r.status) for r in rows] == [("a", "error"), ("b", "missing")]
+
+
+def test_weights_difference_is_noted_per_case(tmp_path: Path):
+    launch = {"status": "ok", "model": "tiny-seeded",
+              "requests": {"gen": {"http_status": 200, "answer": {"output_ids": [1]}}}}
+    (tmp_path / "results-part1-upstream.json").write_text(json.dumps(
+        {"part": 1, "models": {"tiny-seeded": {"weights_sha256": "aaa"}}, "launches": {"a": launch}}))
+    ref = compare.load_record(tmp_path)
+    assert ref["launches"]["a"]["weights_sha256"] == "aaa"
+    same = compare.compare_launches(ref["launches"], {"a": {**launch, "weights_sha256": "aaa"}})
+    other = compare.compare_launches(ref["launches"], {"a": {**launch, "weights_sha256": "bbb"}})
+    assert same[0].detail == "identical"
+    assert other[0].status == "pass" and other[0].detail == "identical [seeded weights differ from the reference's]"

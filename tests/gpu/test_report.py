@@ -25,7 +25,7 @@ def _ref(tmp_path: Path) -> Path:
 def test_pending_before_pruned_runs(tmp_path: Path):
     code = report.write_report(_ref(tmp_path), [], tmp_path / "out")
     md = (tmp_path / "out" / "gpu-verify.md").read_text()
-    assert code == 0 and "**pending**" in md and "triton-graph" in md and "fa3: not shipped" in md
+    assert code == 0 and "**pending**" in md and "triton-graph" in md and "- fa3: " in md and "Blackwell-only" in md
     assert json.loads((tmp_path / "out" / "gpu-verify.json").read_text())["pruned"] == "pending"
 
 
@@ -71,11 +71,16 @@ def test_timing_ratios():
                                     "median_decode_latency": lat / 10, "total_latency": lat * 2}]}]
     timing = {"trees": ["pruned", "upstream"],
               "import": {"pruned": {"median_s": 9.0}, "upstream": {"median_s": 10.0}},
-              "startup": {"pruned": {"startup_s": 50.0}, "upstream": {"startup_s": 50.0}},
               "bench": {"pruned": bench(0.11), "upstream": bench(0.10)}}
     r = report.timing_ratios(timing)
-    assert r["import_ratio"] == 0.9 and r["startup_ratio"] == 1.0
+    assert r["import_ratio"] == 0.9
     assert r["bench"]["bs1-in256-out32"]["prefill_latency"]["ratio"] == 1.1
     assert r["over_limit"] == ["bs1-in256-out32 prefill_latency", "bs1-in256-out32 median_decode_latency",
                                "bs1-in256-out32 total_latency"]
     assert report.timing_ratios({"trees": ["pruned"]}) == {}
+
+
+def test_startup_ratios_skip_cold_launches():
+    ref = {"a": {"startup_s": 50.0}, "b": {"startup_s": 170.0, "first_launch_of_call": True}, "c": {"startup_s": 60.0}}
+    new = {"a": {"startup_s": 45.0}, "b": {"startup_s": 150.0}, "c": {"startup_s": 70.0, "first_launch_of_call": True}}
+    assert report.startup_ratios(ref, new) == {"a": {"pruned": 45.0, "upstream": 50.0, "ratio": 0.9}}
