@@ -53,11 +53,20 @@ def python_lines(tree: Path) -> int:
     return total
 
 
-def _removed_through(plan: dict, number: int) -> Removed:
+def _removed_through(plan: dict, number: int, tree: Path) -> Removed:
+    """What batches 1..number remove, with the cross-file facts the codemods read."""
+    from shrinker.codemods.removed_imports import lost_names_from_facts
+    from shrinker.codemods.unused_names import imported_names_from_facts
+    from shrinker.graph.build import build_graph
+
     modules = {module_of(p) for b in plan["batches"][:number] for p in b["delete"]}
     modules.discard("")
     keys = {k: frozenset(v) for k, v in plan.get("removed_registry_keys", {}).items()}
-    return Removed(modules=frozenset(modules), registry_keys=keys)
+    removed = Removed(modules=frozenset(modules), registry_keys=keys)
+    facts = list(build_graph(tree).facts.values())  # cached: only files edited so far re-parse
+    removed.names = lost_names_from_facts(facts, removed)
+    removed.imported = imported_names_from_facts(facts, removed)
+    return removed
 
 
 def plan_digest(plan: dict) -> str:
@@ -103,7 +112,7 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
         if target.exists():
             target.unlink()
             outcome.files_deleted += 1
-    inputs = CodemodInputs(rules=rules, removed=_removed_through(plan, number))
+    inputs = CodemodInputs(rules=rules, removed=_removed_through(plan, number, tree))
     failures, findings = [], []
     edited_removed = 0
     for names, files in sorted(_codemod_work(batch, tree).items()):

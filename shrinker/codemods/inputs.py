@@ -14,6 +14,9 @@ class Removed:
 
     modules: frozenset[str] = frozenset()
     registry_keys: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Cross-file facts some codemods read (filled by apply from the tracer's facts):
+    names: dict[str, frozenset[str]] = field(default_factory=dict)  # kept module → names it no longer provides
+    imported: dict[str, frozenset[str]] = field(default_factory=dict)  # module → names kept modules take ("*": all)
 
     def module_removed(self, dotted: str) -> bool:
         """True when `dotted` or a package above it is removed (`a.b` removed => `a.b.c` removed)."""

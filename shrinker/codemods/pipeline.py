@@ -14,8 +14,10 @@ its canonical order at the place of its first member, other codemods keep the or
 
 from __future__ import annotations
 
+import ast
 import importlib
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,6 +98,10 @@ class FileResult:
     findings: list[str] = field(default_factory=list)  # "path:line: message"
     error: str = ""
     seconds: float = 0.0
+    # "path:line: name" for names the new code uses but no longer defines (pyflakes, compared with
+    # the original): code that would raise NameError where upstream did not (or a dead function
+    # that still mentions a removed import). The apply gate decides; the report names them.
+    undefined: list[str] = field(default_factory=list)
 
     def changed_by(self, name: str) -> int:
         return sum(n for key, n in self.changes.items() if key.split(".", 1)[0] == name)
@@ -115,8 +121,12 @@ def transform_source(source: str, *, path: str, module: str, inputs: CodemodInpu
     except cst.ParserSyntaxError as exc:
         result.status, result.error = "failure", f"does not parse: {str(exc).splitlines()[0]}"
         return _timed(result, start)
+    original = tree  # libcst trees are immutable: the parsed module stays the pre-edit version
     for cls in active:
-        codemod = cls(new_context(path, module), inputs)
+        if getattr(cls, "NEEDS_ORIGINAL", False):  # compares with the file as it was before this run
+            codemod = cls(new_context(path, module), inputs, original=original)
+        else:
+            codemod = cls(new_context(path, module), inputs)
         try:
             tree = codemod.transform_module(tree)
         except SkipFile:
@@ -140,7 +150,28 @@ def transform_source(source: str, *, path: str, module: str, inputs: CodemodInpu
             result.error += " (the original does not compile on this Python either)"
         return _timed(result, start)
     result.status, result.code = "success", code
+    result.undefined = new_undefined_names(source, code, path)
     return _timed(result, start)
+
+
+def _undefined(code: str, path: str) -> list[tuple[str, int]]:
+    from pyflakes import checker, messages
+
+    try:
+        tree = ast.parse(code, filename=path)
+    except SyntaxError:
+        return []
+    found = checker.Checker(tree, filename=path).messages
+    return [(m.message_args[0], m.lineno) for m in found if isinstance(m, messages.UndefinedName)]
+
+
+def new_undefined_names(before: str, after: str, path: str) -> list[str]:
+    """Uses of names `after` does not define that `before` had no more of (pyflakes UndefinedName)."""
+    old = Counter(name for name, _ in _undefined(before, path))
+    new = _undefined(after, path)
+    counts = Counter(name for name, _ in new)
+    return [f"{path}:{line}: `{name}` is used but no longer defined"
+            for name, line in new if counts[name] > old.get(name, 0)]
 
 
 def _compiles(source: str, path: str) -> bool:
@@ -226,6 +257,7 @@ def summarize(results: Sequence[FileResult]) -> dict:
         "failure": sum(r.status == "failure" for r in results),
         "changes": dict(sorted(changes.items())),
         "findings": sum(len(r.findings) for r in results),
+        "undefined": sum(len(r.undefined) for r in results),
         "failures": [f"{r.path}: {r.error}" for r in results if r.status == "failure"],
         "seconds": round(sum(r.seconds for r in results), 2),
     }

@@ -69,9 +69,13 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
                                if platform_re.search((g.tree / g.module_path[m]).read_text(errors="replace")))
             elif codemod in ("prune_registries", "prune_cli_choices"):
                 files = sorted(g.module_path[m] for m in registry_modules if m in reach.kept)
+            elif codemod == "remove_unused_names":
+                continue  # set below: the files the batch's other codemods edit
             else:
                 files = sorted(g.module_path[m] for m in kept_modules)
             targets[codemod] = files
+        if "remove_unused_names" in spec.codemods:
+            targets["remove_unused_names"] = sorted({p for files in targets.values() for p in files})
         batches[i].codemods = targets
     for b in batches:
         b.delete.sort()

@@ -135,6 +135,8 @@ def apply_registries(g: ImportGraph, rules: Rules, problems: Problems | None = N
     problems = problems or Problems(strict=True)
     view = RegistryView()
     for reg in rules.registries:
+        if getattr(reg, "follows", ""):
+            continue  # its keys are another registry's: the codemods prune it, the plan has nothing to add
         if reg.kind == "module_scan":
             _module_scan(g, rules, reg, view, problems)
         elif reg.kind == "decorator":

@@ -133,3 +133,14 @@ def test_schema_errors_name_the_field(tmp_path):
     path.write_text((MINITREE / "rules.toml").read_text().replace('risk = "low"', 'risk = "tiny"'))
     with pytest.raises(ShrinkError, match=r"batches\.0\.risk"):
         load_rules(path=path)
+
+
+@pytest.mark.parametrize("pattern, module, expected", [
+    ("a.b.**", "a.b", True), ("a.b.**", "a.b.c.d", True), ("a.b.**", "a.bc", False),
+    ("a.*.c", "a.x.c", True), ("a.*.c", "a.x.y.c", False), ("a.**.c", "a.x.y.c", True),
+    ("a.**.*_cpu", "a.x.awq_cpu", True), ("a.**.*_cpu", "a.x.awq_cpux", False), ("a.b", "a.bc", False),
+])
+def test_module_patterns(pattern, module, expected):
+    from shrinker.plan.reach import pattern_matches
+
+    assert pattern_matches(pattern, module) is expected
