@@ -272,7 +272,7 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
     if main_tree not in inst.trees:
         raise install.InstallError(f"the bundle has no {main_tree} tree: run `shrink gpu-bundle --which {main_tree}`")
     env = tree_env(inst, main_tree)
-    logs = root / "logs" / f"part{part}"
+    logs = inst.root / "logs" / f"part{part}"
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)
     result: dict = {
