@@ -163,6 +163,8 @@ def compare_launches(ref: dict, new: dict) -> list[CaseResult]:
         note = ""
         if rl.get("weights_sha256") and nl.get("weights_sha256") and rl["weights_sha256"] != nl["weights_sha256"]:
             note = " [seeded weights differ from the reference's]"
+        if rl.get("config_digest") and nl.get("config_digest") and rl["config_digest"] != nl["config_digest"]:
+            note += " [model folder differs from the reference's: another tokenizers version?]"
         for rname, rreq in sorted(rl.get("requests", {}).items()):
             nreq = nl.get("requests", {}).get(rname)
             if nreq is None:
@@ -190,6 +192,7 @@ def load_record(directory: Path) -> dict:
             # which weights this launch served (parts ran on different machines)
             model = (data.get("models") or {}).get(launch.get("model"), {})
             launch.setdefault("weights_sha256", model.get("weights_sha256"))
+            launch.setdefault("config_digest", model.get("config_digest"))
             launch.setdefault("part", data.get("part"))
             merged["launches"][name] = launch
         for key in ("jit", "import", "timing", "environment", "models"):

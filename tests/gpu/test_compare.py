@@ -104,3 +104,5 @@ def test_weights_difference_is_noted_per_case(tmp_path: Path):
     other = compare.compare_launches(ref["launches"], {"a": {**launch, "weights_sha256": "bbb"}})
     assert same[0].detail == "identical"
     assert other[0].status == "pass" and other[0].detail == "identical [seeded weights differ from the reference's]"
+    model = compare.compare_launches({"a": {**launch, "config_digest": "c1"}}, {"a": {**launch, "config_digest": "c2"}})
+    assert "model folder differs" in model[0].detail
