@@ -82,6 +82,15 @@ def _terminates(stmt: cst.BaseStatement) -> bool:
             and isinstance(stmt.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break)))
 
 
+def _leading_blanks(stmt: cst.BaseStatement) -> int:
+    count = 0
+    for line in stmt.leading_lines:
+        if line.comment is not None:
+            break
+        count += 1
+    return count
+
+
 def _uses_name(node: cst.CSTNode, name: str) -> bool:
     found = False
 
@@ -279,6 +288,11 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         body = self._cut_unreachable(updated_node.body)
+        if body and original_node.body and not _leading_blanks(original_node.body[0]):
+            # The first statements went: the file does not start with the blank lines between them.
+            blanks = _leading_blanks(body[0])
+            if blanks:
+                body = [body[0].with_changes(leading_lines=body[0].leading_lines[blanks:]), *body[1:]]
         return updated_node if body is updated_node.body else updated_node.with_changes(body=body)
 
     def _cut_unreachable(self, body: Sequence[cst.BaseStatement]) -> Sequence[cst.BaseStatement]:

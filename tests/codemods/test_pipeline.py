@@ -268,3 +268,20 @@ def test_code_with_platform_predicates_folds_completely(source: str) -> None:
                              inputs=deepseek_inputs(), codemods=PLATFORM)
     assert (again.status, again.code) == ("skip", code)
     assert "forward_npu" not in code and "forward_hip" not in code
+
+
+def test_names_left_undefined_by_a_removed_branch_are_listed() -> None:
+    source = (
+        "if _use_aiter:\n"
+        "    from aiter import rms_norm\n"
+        "\n"
+        "\n"
+        "def forward_aiter(x):\n"
+        "    return rms_norm(x) + never_defined_upstream_either(x)\n"
+    )
+    result = run(source, path="sglang/srt/n.py")
+    assert result.status == "success", result.error
+    assert result.code.startswith("def forward_aiter")
+    # Only what the transform made undefined (upstream's own undefined names are not ours).
+    assert result.undefined == ["sglang/srt/n.py:2: `rms_norm` is used but no longer defined"]
+    assert summarize([result])["undefined"] == 1

@@ -62,7 +62,8 @@ def test_platform_codemods_over_the_whole_upstream(python_dir: Path) -> None:
     print(f"\nupstream smoke: {summary['files']} files, {summary['success']} changed, "
           f"{summary['skip']} unchanged, {summary['failure']} failures, {summary['findings']} findings, "
           f"{seconds:.1f} s wall on 2 workers; lines in changed files {original_lines} -> {new_lines}; "
-          f"platform tests left {len(left)} (reported as kept: {reported})")
+          f"platform tests left {len(left)} (reported as kept: {reported}); "
+          f"uses of names no longer defined {summary['undefined']} (in code dead on CUDA upstream too)")
     for key, count in summary["changes"].items():
         print(f"  {key}: {count}")
     for path, line, test in left:
