@@ -2,8 +2,9 @@
 
 Marked `upstream` (select with `-m upstream`); skipped when the upstream cache is not fetched.
 Never writes the upstream copy. Prints files changed, failures, findings and seconds; asserts
-no file fails (parse, codemod error, or result that does not compile), and that the only
-`if`/ternary tests still holding a platform predicate are the ones reported as kept.
+no file fails (parse, codemod error, or result that does not compile), that the only
+`if`/ternary tests still holding a platform predicate are the ones reported as kept, and that a
+second run over the results changes nothing.
 
     /tmp/venv/bin/pytest -m upstream -s tests/codemods/test_upstream_smoke.py
 """
@@ -73,6 +74,13 @@ def test_platform_codemods_over_the_whole_upstream(python_dir: Path) -> None:
     assert summary["success"] > 300  # ~400 files hold platform code in v0.5.16
     assert len(left) <= reported
     assert {i.path: Path(i.path).stat().st_mtime_ns for i in items[:50]} == before  # nothing written
+
+    # Idempotent over the whole tree: the changed files, transformed again, do not change.
+    by_path = {i.path: i for i in items}
+    again = transform_files([FileItem(r.path, by_path[r.path].module, r.code) for r in results
+                             if r.status == "success"], deepseek_inputs(), CODEMODS_RUN, jobs=2,
+                            description="smoke, second run")
+    assert [r.path for r in again if r.status != "skip"] == []
 
 
 def test_files_without_predicates_pass_byte_identical_without_shortcuts(python_dir: Path) -> None:
