@@ -12,6 +12,8 @@ SGLang shapes handled (v0.5.16):
   package of rules.platform.packages, so on CUDA it always raises): replaced by the handler that
   catches the ImportError (plus any `finally`); the `else:` is dropped. Kept when the handler
   uses the bound exception (`except ImportError as e: ... e ...`) or an earlier handler is unknown.
+- code after an inlined `return`/`raise`/`continue`/`break` is unreachable and goes
+  (`if not _is_npu: return None` at the top of an NPU-only helper leaves `return None`);
 - a block that empties gets `pass`; an `else:` that empties is dropped.
 
 A test is decided only when a platform predicate folds in it and every dropped operand is free of

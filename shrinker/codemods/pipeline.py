@@ -3,7 +3,9 @@
 `transform_source` is the unit (libcst's TransformSuccess / TransformFailure / TransformSkip, as a
 FileResult): success = the code changed and compiles; skip = nothing changed; failure = a codemod
 raised, or the result does not compile (its code is then the ORIGINAL source: broken code is never
-handed back as a success). `transform_files` runs it over many files in worker processes.
+handed back as a success). A success also lists `undefined`: uses of names the new code no longer
+defines (pyflakes, compared with the original), for the apply gate and the batch report.
+`transform_files` runs it over many files in worker processes (nothing is written).
 
 Codemods are found by NAME in CODEMODS (the names rules/<profile>.toml [[batches]].codemods use).
 `resolve_codemods` completes a batch's list with what the platform codemods need to leave no trace:
