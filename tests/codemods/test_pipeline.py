@@ -97,8 +97,7 @@ def test_registry_names_match_the_rules_batches() -> None:
 
 
 def test_resolve_completes_and_orders_the_platform_group() -> None:
-    assert resolve_codemods(["fold_platform", "remove_platform_methods", "other"]
-                            if "other" in CODEMODS else ["fold_platform", "remove_platform_methods"]) [:4] == [
+    assert resolve_codemods(["fold_platform", "remove_platform_methods"]) == [
         "fold_platform", "remove_dead_branches", "remove_platform_methods", "remove_platform_imports"]
     assert resolve_codemods(["remove_platform_methods", "fold_platform"])[:4] == list(PLATFORM_GROUP)
     assert resolve_codemods(["remove_platform_methods"]) == ["remove_platform_methods", "remove_platform_imports"]
