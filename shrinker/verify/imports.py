@@ -73,8 +73,26 @@ def worker_env(tree: SourceTree) -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "PYTHONWARNINGS": "ignore",
+        # modules that build C++ at import (torch cpp_extension) build into our cache, not ~/.cache
+        "TORCH_EXTENSIONS_DIR": str(torch_extensions_dir()),
+        "MAX_JOBS": "1",
     })
     return env
+
+
+def torch_extensions_dir() -> Path:
+    return paths.cache_dir() / "verify" / "torch_extensions"
+
+
+def clear_stale_build_locks() -> int:
+    """A build killed at its import's timeout leaves torch's `lock` file, and every later import of
+    that extension would wait on it forever. Runs do not overlap, so a lock found here is stale;
+    the objects already built stay, so the next run's build goes on from there."""
+    removed = 0
+    for lock in [*torch_extensions_dir().glob("*/lock"), *torch_extensions_dir().glob("*/*/lock")]:
+        lock.unlink(missing_ok=True)
+        removed += 1
+    return removed
 
 
 def importable_modules(tree: SourceTree, only: Sequence[str] | None = None) -> list[str]:
@@ -102,6 +120,7 @@ def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: i
     results: dict[str, ImportOutcome] = {}
     if not modules:
         return results
+    clear_stale_build_locks()
     with tempfile.TemporaryDirectory(prefix="shrink-imports-") as tmp, progress(label, len(modules)) as advance:
         procs = []
         for i, chunk in enumerate(_split(modules, jobs)):

@@ -1,0 +1,95 @@
+"""Benchmark `verify_tree`: upstream vs a fresh clone of upstream, warm upstream caches.
+
+    python -m shrinker.verify.bench [--full] [--work-tree] [--out reports/bench/verify.json]
+
+Runs (each a full verify_tree, all checks, 2 workers):
+- warm: upstream caches warm, import results reused where a module's import closure is unchanged
+  (what the gate after a batch costs when few files changed);
+- full (--full): the same with reuse off, every module of the copy re-imported (the worst case:
+  a batch that touches a file every import loads);
+- work tree (--work-tree): build/deepseek-v<version>/ as `shrink apply` left it, when it exists.
+A first run that fills the upstream caches is timed as `cold_upstream`. Writes reports/bench/verify.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from shrinker import paths
+from shrinker.upstream import load
+from shrinker.verify.env import require_env
+from shrinker.verify.imports import importable_modules, upstream_cache_file
+from shrinker.verify.run import clean_commit, verify_tree
+from shrinker.verify.tree import SourceTree
+
+TARGET_S = 300.0
+
+
+def _run(tree: Path, upstream_root: Path, **kwargs) -> dict:
+    start, cpu = time.monotonic(), _children_cpu()
+    result = verify_tree(tree, upstream_root, **kwargs)
+    return {"seconds": round(time.monotonic() - start, 1), "cpu_seconds": round(_children_cpu() - cpu, 1),
+            "passed": result.passed, "regressions": result.regressions,
+            "checks": {c.name: {"seconds": c.seconds, **c.counts} for c in result.checks}}
+
+
+def _children_cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _upstream_cache_complete(up, env) -> bool:
+    path = upstream_cache_file(up.commit, env, 60.0)
+    if not path.exists():
+        return False
+    cached = json.loads(path.read_text())
+    return all(m in cached for m in importable_modules(SourceTree.load(up.root)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="also time a run with reuse off")
+    parser.add_argument("--work-tree", action="store_true", help="also time the applied work tree")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+
+    up = load()
+    env = require_env()
+    out = args.out or paths.reports_dir() / "bench" / "verify.json"
+    if clean_commit(up.root) != up.commit:
+        raise SystemExit(f"{up.root} is not the clean pinned commit: caches would not apply")
+    report: dict = {"what": "verify_tree, all checks, upstream vs a git clone of upstream", "jobs": 2,
+                    "target_seconds": TARGET_S, "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                                                            "load_avg_at_start": os.getloadavg()[0]},
+                    "upstream": {"spec": up.spec, "commit": up.commit}, "runs": {}}
+    with tempfile.TemporaryDirectory(prefix="shrink-bench-") as tmp:
+        clone = Path(tmp) / "clone"
+        subprocess.run(["git", "clone", "-q", str(up.root), str(clone)], check=True)
+        if not _upstream_cache_complete(up, env):
+            report["runs"]["cold_upstream"] = _run(clone, up.root, env=env)
+        report["runs"]["warm"] = _run(clone, up.root, env=env)
+        if args.full:
+            report["runs"]["full_no_reuse"] = _run(clone, up.root, env=env, reuse=False)
+    work = paths.work_tree_dir("deepseek", up.version)
+    if args.work_tree and work.is_dir():
+        report["runs"]["work_tree"] = _run(work, up.root, env=env)
+    report["machine"]["load_avg_at_end"] = os.getloadavg()[0]
+    report["within_target"] = {name: run["seconds"] <= TARGET_S for name, run in report["runs"].items()
+                               if name != "cold_upstream"}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    for name, run in report["runs"].items():
+        print(f"{name}: {run['seconds']} s (cpu {run['cpu_seconds']} s), {run['regressions']} regressions")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
