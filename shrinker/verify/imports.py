@@ -4,10 +4,11 @@ in the pruned tree, in the verify environment. Imports upstream but not pruned =
 Workers (probes/import_worker.py) run in parallel, each a fork server; upstream results are cached
 per upstream commit (and per environment and worker version) under cache_dir()/verify/.
 
-Reuse: a worker reports the tree modules loaded by each import. When every module an upstream
-import loaded has the same bytes in the pruned tree (and the pruned tree adds no module), the pruned
-import runs the same code and gets the same result, so it is reused instead of re-run. Import-time
-reads of non-Python files are the exception this cannot see; `reuse=False` re-runs everything.
+Reuse: a worker reports what each import touched in the tree: the modules it loaded, the files it
+opened and the folders it listed (an audit hook). When every one of those is the same in the pruned
+tree (same bytes, same listing) and the pruned tree adds no module, the pruned import runs the same
+code on the same inputs and gets the same result, so upstream's is reused instead of re-run.
+(os.path.exists-style probes are not audited; `reuse=False` re-runs everything.)
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class ImportOutcome:
     seconds: float = 0.0
     error: str = ""
     loaded: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # tree-relative files the import opened
+    dirs: list[str] = field(default_factory=list)  # tree-relative folders it listed
     reused: bool = False
 
     @property
@@ -126,7 +129,7 @@ def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: i
         for i, chunk in enumerate(_split(modules, jobs)):
             cfg = Path(tmp) / f"worker-{i}.json"
             cfg.write_text(json.dumps({"modules": chunk, "timeout": timeout, "preload": PRELOAD,
-                                       "tops": sorted(tree.top_packages)}))
+                                       "tops": sorted(tree.top_packages), "root": str(tree.root)}))
             err = open(Path(tmp) / f"worker-{i}.err", "w")
             proc = subprocess.Popen([str(env.python), str(WORKER), str(cfg)], stdout=subprocess.PIPE,
                                     stderr=err, env=worker_env(tree), cwd=tmp, text=True)
@@ -157,7 +160,8 @@ def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: i
                 continue
             outcome = ImportOutcome(module=data["module"], status=data["status"],
                                     seconds=data.get("seconds", 0.0), error=data.get("error", ""),
-                                    loaded=data.get("loaded", []))
+                                    loaded=data.get("loaded", []), files=data.get("files", []),
+                                    dirs=data.get("dirs", []))
             results[outcome.module] = outcome  # a re-run (parent package failed) replaces the first
             if outcome.module not in seen:
                 seen.add(outcome.module)
@@ -223,6 +227,31 @@ def module_hashes(tree: SourceTree) -> dict[str, str]:
     return out
 
 
+class _SameInputs:
+    """Whether a file / a folder listing is the same in both trees (memoised)."""
+
+    def __init__(self, pruned_root: Path, upstream_root: Path) -> None:
+        self.roots = (pruned_root, upstream_root)
+        self._files: dict[str, bool] = {}
+        self._dirs: dict[str, bool] = {}
+
+    def file(self, rel: str) -> bool:
+        if rel not in self._files:
+            a, b = (root / rel for root in self.roots)
+            if a.is_file() and b.is_file():
+                self._files[rel] = a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes()
+            else:
+                self._files[rel] = a.exists() == b.exists() and not a.is_file() and not b.is_file()
+        return self._files[rel]
+
+    def listing(self, rel: str) -> bool:
+        if rel not in self._dirs:
+            a, b = (root / rel for root in self.roots)
+            self._dirs[rel] = (sorted(os.listdir(a)) if a.is_dir() else None) == (
+                sorted(os.listdir(b)) if b.is_dir() else None)
+        return self._dirs[rel]
+
+
 @dataclass
 class ImportComparison:
     modules: int = 0
@@ -247,10 +276,12 @@ def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *,
         pruned_hashes, upstream_hashes = module_hashes(pruned), module_hashes(upstream)
         if all(m in upstream_hashes for m in pruned_hashes):  # nothing new: reuse is sound
             todo = []
+            same = _SameInputs(pruned.root, upstream.root)
             for m in modules:
                 u = up[m]
-                if u.status in ("ok", "error") and u.loaded and all(
-                        pruned_hashes.get(d) == upstream_hashes.get(d) for d in u.loaded):
+                if (u.status in ("ok", "error") and u.loaded
+                        and all(pruned_hashes.get(d) == upstream_hashes.get(d) for d in u.loaded)
+                        and all(same.file(f) for f in u.files) and all(same.listing(d) for d in u.dirs)):
                     pruned_out[m] = ImportOutcome(**{**asdict(u), "reused": True})
                 else:
                     todo.append(m)

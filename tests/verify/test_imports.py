@@ -105,3 +105,33 @@ def test_only_limits_the_modules(trees, fake_env):
     upstream, pruned = trees
     check = _imports(pruned, upstream, fake_env, only=["sglang.srt.function_call"])
     assert check.counts["modules"] == 5
+
+
+def test_reuse_sees_data_files_and_folder_scans(trees, fake_env):
+    """A module that reads a data file or scans a folder at import is re-run when those change."""
+    upstream, pruned = trees
+    for root in trees:
+        (root / "python/sglang/srt/layers/table.json").write_text('{"rows": 3}')
+        (root / "python/sglang/srt/layers/table_reader.py").write_text(
+            "import json, os\n_here = os.path.dirname(__file__)\n"
+            "ROWS = json.load(open(os.path.join(_here, 'table.json')))['rows']\n"
+            "PLUGINS = sorted(os.listdir(os.path.join(_here, 'attention')))\n")
+    (pruned / "python/sglang/srt/layers/table.json").write_text('{"rows": 4}')
+    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
+    assert not cmp.pruned["sglang.srt.layers.table_reader"].reused
+    assert "python/sglang/srt/layers/table.json" in cmp.upstream["sglang.srt.layers.table_reader"].files
+    assert "python/sglang/srt/layers/attention" in cmp.upstream["sglang.srt.layers.table_reader"].dirs
+    (pruned / "python/sglang/srt/layers/table.json").write_text('{"rows": 3}')
+    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
+    assert cmp.pruned["sglang.srt.layers.table_reader"].reused
+    (pruned / "python/sglang/srt/layers/attention/ascend_backend.py").unlink()  # the scanned folder changed
+    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
+    assert not cmp.pruned["sglang.srt.layers.table_reader"].reused
+
+
+def test_reuse_ignores_the_import_systems_own_listings(trees, fake_env):
+    upstream, pruned = trees
+    (pruned / "python/sglang/srt/layers/attention/ascend_backend.py").unlink()
+    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
+    assert cmp.pruned["sglang.srt.layers.attention.triton_backend"].reused
+    assert cmp.upstream["sglang.srt.layers.attention.triton_backend"].dirs == []

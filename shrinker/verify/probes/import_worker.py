@@ -13,7 +13,9 @@ that fast, neither of which changes what an isolated `python -c "import X"` woul
   they would run first anyway. When the parent fails to import, its children fork from the server
   instead (and fail on the parent themselves).
 One JSON line per module goes to stdout: {"module", "status": "ok" | "error" | "timeout" | "crash",
-"seconds", "error": last traceback lines, "loaded": tree modules in sys.modules afterwards}.
+"seconds", "error": last traceback lines, "loaded": tree modules in sys.modules afterwards,
+"files" / "dirs": paths under the tree root the import opened / listed (an audit hook sees them:
+data files, C++ sources built at import, directory scans), relative to the root}.
 """
 
 from __future__ import annotations
@@ -30,6 +32,26 @@ import traceback
 
 TAIL_LINES = 6
 OUT_FD = 1
+ROOT = ""
+OPENED: set[str] = set()
+LISTED: set[str] = set()
+
+
+def _audit(event: str, args: tuple) -> None:
+    """Record files opened and folders listed under the tree root (inherited by forked children)."""
+    if event not in ("open", "os.listdir", "os.scandir") or not args:
+        return
+    if event != "open" and sys._getframe(1).f_code.co_filename.startswith("<frozen importlib"):
+        return  # the import system's own directory cache: which modules exist is checked apart
+    path = args[0]
+    if isinstance(path, int) or path is None:
+        return
+    try:
+        path = os.path.abspath(os.fsdecode(path))
+    except (TypeError, ValueError):
+        return
+    if path.startswith(ROOT):
+        (OPENED if event == "open" else LISTED).add(os.path.relpath(path, ROOT))
 
 
 def _emit(record: dict) -> None:
@@ -54,6 +76,7 @@ def _child(module: str, wfd: int, tops: set[str]) -> None:
         text = "".join(lines).rstrip().splitlines()
         payload = {"status": "error", "error": "\n".join(text[-TAIL_LINES:]), "exception": type(exc).__name__}
     payload["loaded"] = _loaded(tops)
+    payload["files"], payload["dirs"] = sorted(OPENED), sorted(LISTED)
     data = json.dumps(payload).encode()
     try:
         while data:
@@ -126,8 +149,9 @@ def _serve_group(parent: str, modules: list[str], timeout: float, tops: set[str]
 
 
 def main() -> None:
-    global OUT_FD
+    global OUT_FD, ROOT
     config = json.loads(open(sys.argv[1]).read())
+    ROOT = os.path.join(os.path.abspath(config["root"]), "")
     # Results go to the real stdout; anything a preload prints goes to stderr instead.
     OUT_FD = os.dup(1)
     os.dup2(2, 1)
@@ -138,6 +162,7 @@ def main() -> None:
             importlib.import_module(name)
         except BaseException:
             pass  # a missing third-party package shows up in the modules that need it
+    sys.addaudithook(_audit)  # after the preload: only tree code's reads matter
     gc.freeze()
     for parent, modules in _group(config["modules"]).items():
         pid = os.fork()
