@@ -64,7 +64,7 @@ def test_platform_codemods_over_the_whole_upstream(python_dir: Path) -> None:
           f"{summary['skip']} unchanged, {summary['failure']} failures, {summary['findings']} findings, "
           f"{seconds:.1f} s wall on 2 workers; lines in changed files {original_lines} -> {new_lines}; "
           f"platform tests left {len(left)} (reported as kept: {reported}); "
-          f"uses of names no longer defined {summary['undefined']} (in code dead on CUDA upstream too)")
+          f"uses of names left undefined {summary['undefined']} (FileResult.undefined)")
     for key, count in summary["changes"].items():
         print(f"  {key}: {count}")
     for path, line, test in left:
