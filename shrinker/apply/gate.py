@@ -45,9 +45,34 @@ def unresolved_imports(tree: Path, packages: list[str]) -> dict[tuple[str, str],
     return out
 
 
+def missing_names(tree: Path, packages: list[str]) -> dict[tuple[str, str, str], str]:
+    """`from X import n` at run time (not TYPE_CHECKING, not try/except) where kept X has no `n`.
+
+    X provides `n` when it defines, assigns or imports it, when `X.n` is a module, or when X has a
+    star import or a module `__getattr__` (then nothing can be said). Keyed for a baseline.
+    """
+    g = build_graph(tree)
+    known = set(g.module_path)
+    out: dict[tuple[str, str, str], str] = {}
+    for facts in g.facts.values():
+        for imp in facts.imports:
+            if (not imp.is_from or imp.where.type_checking or imp.where.try_import
+                    or imp.target.split(".")[0] not in packages or imp.target not in g.facts):
+                continue
+            source = g.facts[imp.target]
+            if "__getattr__" in source.defined or any(i.names == ["*"] for i in source.imports):
+                continue
+            provided = set(source.defined)
+            for name in imp.names:
+                if name != "*" and name not in provided and f"{imp.target}.{name}" not in known:
+                    out[(facts.path, imp.target, name)] = (
+                        f"{facts.path}:{imp.line}: imports {name} from {imp.target}, which no longer provides it")
+    return out
+
+
 def run_gate(tree: Path, packages: list[str], codemod_failures: list[str], codemod_findings: list[str],
              baseline: set[tuple[str, str]] = frozenset(), later: set[str] = frozenset(),
-             use_verify: bool = True) -> GateResult:
+             use_verify: bool = True, name_baseline: set[tuple[str, str, str]] = frozenset()) -> GateResult:
     """`later`: paths a later batch deletes; they may still import what this batch removed."""
     result = GateResult(passed=True)
     result.add("codemod failures", codemod_failures)
@@ -55,6 +80,9 @@ def run_gate(tree: Path, packages: list[str], codemod_failures: list[str], codem
     missing = unresolved_imports(tree, packages)
     result.add("imports of missing modules", sorted(v for k, v in missing.items()
                                                        if k not in baseline and k[0] not in later))
+    names = missing_names(tree, packages)
+    result.add("imports of missing names", sorted(v for k, v in names.items()
+                                                     if k not in name_baseline and k[0] not in later))
     if use_verify:
         try:
             from shrinker.verify.static import static_gate  # the verify stage, when present

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from shrinker import paths
-from shrinker.apply.gate import GateResult, run_gate, unresolved_imports
+from shrinker.apply.gate import GateResult, missing_names, run_gate, unresolved_imports
 from shrinker.apply.worktree import applied_batches, commit_all, open_worktree, roll_back
 from shrinker.codemods.inputs import CodemodInputs, Removed
 from shrinker.codemods.pipeline import FileItem, transform_files
@@ -87,13 +87,33 @@ def _deleted_after(plan: dict, number: int) -> set[str]:
     return {p for b in plan["batches"][number:] for p in b["delete"]}
 
 
-def _codemod_work(batch: dict, tree: Path) -> dict[tuple[str, ...], list[str]]:
+def _importers_of_lost_names(tree: Path, removed: Removed) -> list[str]:
+    """Kept files that take a name some kept module no longer provides (a re-export of removed code)."""
+    from shrinker.graph.build import build_graph
+
+    if not removed.names:
+        return []
+    g = build_graph(tree)
+    out = set()
+    for facts in g.facts.values():
+        for imp in facts.imports:
+            if imp.is_from and set(imp.names) & removed.names.get(imp.target, frozenset()):
+                out.add(facts.path)
+    return sorted(out)
+
+
+def _codemod_work(batch: dict, tree: Path, extra: list[str] = ()) -> dict[tuple[str, ...], list[str]]:
     """Group target files by the exact codemod list they get (one pipeline run per group)."""
     per_file: dict[str, list[str]] = defaultdict(list)
     for entry in batch["codemods"]:
         for path in entry["files"]:
             if (tree / path).exists():
                 per_file[path].append(entry["name"])
+    # Importers of lost names get the import codemods too, in the batch's own order.
+    wanted = [n for n in (e["name"] for e in batch["codemods"]) if n in ("remove_dead_imports", "remove_unused_names")]
+    for path in extra:
+        if (tree / path).exists():
+            per_file[path].extend(n for n in wanted if n not in per_file[path])
     groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for path, names in per_file.items():
         groups[tuple(names)].append(path)
@@ -101,7 +121,7 @@ def _codemod_work(batch: dict, tree: Path) -> dict[tuple[str, ...], list[str]]:
 
 
 def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dry_run: bool,
-              baseline: set, use_verify: bool) -> BatchOutcome:
+              baseline: set, use_verify: bool, name_baseline: set = frozenset()) -> BatchOutcome:
     batch = plan["batches"][number - 1]
     outcome = BatchOutcome(number, batch["name"])
     start = time.perf_counter()
@@ -115,7 +135,8 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
     inputs = CodemodInputs(rules=rules, removed=_removed_through(plan, number, tree))
     failures, findings = [], []
     edited_removed = 0
-    for names, files in sorted(_codemod_work(batch, tree).items()):
+    work = _codemod_work(batch, tree, _importers_of_lost_names(tree, inputs.removed))
+    for names, files in sorted(work.items()):
         items = [FileItem(path=str(tree / p), module=module_of(p)) for p in sorted(files)]
         results = transform_files(items, inputs, list(names), jobs=jobs,
                                   description=f"batch {number}: {'+'.join(names)}")
@@ -135,7 +156,8 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
                 outcome.files_edited += 1
     outcome.lines_removed = sum(before.values()) + edited_removed
     gate: GateResult = run_gate(tree, [rules.profile.package, *rules.profile.extra_packages], failures,
-                                findings, baseline, later=_deleted_after(plan, number), use_verify=use_verify)
+                                findings, baseline, later=_deleted_after(plan, number), use_verify=use_verify,
+                                name_baseline=name_baseline)
     outcome.findings = gate.findings
     outcome.seconds = round(time.perf_counter() - start, 2)
     if dry_run:
@@ -214,12 +236,14 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
         raise ShrinkError("say which: --batch N, --all, or --reset")
     report_dir = paths.reports_dir(profile, upstream.version)
     report_dir.mkdir(parents=True, exist_ok=True)
-    baseline = set(unresolved_imports(upstream.root, [rules.profile.package, *rules.profile.extra_packages]))
+    packages = [rules.profile.package, *rules.profile.extra_packages]
+    baseline = set(unresolved_imports(upstream.root, packages))
+    name_baseline = set(missing_names(upstream.root, packages))
     outcomes: list[BatchOutcome] = []
     for number in todo:
         console.print(f"[bold]batch {number}[/] {plan['batches'][number - 1]['name']} ...")
         outcome = apply_one(repo, tree, plan, number, rules, jobs=jobs, dry_run=dry_run,
-                            baseline=baseline, use_verify=use_verify)
+                            baseline=baseline, use_verify=use_verify, name_baseline=name_baseline)
         outcomes.append(outcome)
         if outcome.gate == "failed" and not dry_run:
             _write_batch_failure(report_dir, outcome)

@@ -26,6 +26,8 @@ Where it folds (the choice, so untouched code stays untouched):
 
 from __future__ import annotations
 
+import fnmatch
+
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -80,6 +82,7 @@ class Folder:
                  on_param: Callable[[cst.Name], None] = lambda node: None) -> None:
         self.table = inputs.table
         self.env_flags = frozenset(inputs.rules.platform.env_flags)
+        self.pure_methods = tuple(inputs.rules.platform.pure_methods)
         self.is_param = is_param
         self.on_param = on_param
 
@@ -111,6 +114,9 @@ class Folder:
             return True  # a predicate call
         if name in _PURE_CALLS or name in self.env_flags or _dotted_root(call.func) in self.env_flags:
             return True
+        # Methods the rules declare side-effect free (`mode.is_mixed()`, `backend.is_none()` ...).
+        if isinstance(call.func, cst.Attribute) and any(fnmatch.fnmatchcase(name, p) for p in self.pure_methods):
+            return self.pure(call.func.value)
         return False
 
     # -- folding -------------------------------------------------------------------------------

@@ -55,6 +55,9 @@ class Platform(_Strict):
     packages: list[str] = Field(description="Third-party packages that exist only on other platforms.")
     env_flags: list[str] = Field(default_factory=list,
                                  description="Calls whose result depends on env only (kept as is in and/or).")
+    pure_methods: list[str] = Field(default_factory=list,
+                                    description="Method names (globs) known to have no side effects: an operand "
+                                                "calling one may be dropped when a platform predicate decides the test.")
 
 
 class Registry(_Strict):

@@ -121,3 +121,20 @@ def test_dry_run_prints_the_diff_and_changes_nothing(project):
     assert "deleted file mode" in outcomes[0].diff and "llama.py" in outcomes[0].diff
     tree = paths.work_tree_dir("mini", project["upstream"].version)
     assert (tree / "python/pkg/models/llama.py").exists()
+
+
+def test_gate_catches_a_name_a_kept_module_no_longer_provides(project):
+    """A re-exported name lost with its module is an ImportError at run time: the gate names it."""
+    from shrinker import paths
+    from shrinker.apply.gate import missing_names
+
+    tree = paths.work_tree_dir("mini", project["upstream"].version)
+    from shrinker.apply.run import apply_batches
+
+    apply_batches("mini", batch=1, jobs=1, use_verify=False)
+    (tree / "python/pkg/quant.py").write_text((tree / "python/pkg/quant.py").read_text()
+                                              .replace("from pkg.quant_gguf import GGUFConfig\n", ""))
+    (tree / "python/pkg/hooks.py").write_text("from pkg.quant import GGUFConfig\n")
+    found = missing_names(tree, ["pkg"])
+    assert ("python/pkg/hooks.py", "pkg.quant", "GGUFConfig") in found
+    assert "no longer provides it" in found[("python/pkg/hooks.py", "pkg.quant", "GGUFConfig")]

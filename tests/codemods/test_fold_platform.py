@@ -274,3 +274,19 @@ def test_platform_tests_lists_what_is_left() -> None:
     code = "if _is_hip:\n    pass\nif x:\n    pass\ny = 1 if self.f() and is_npu() else 2\n"
     assert platform_tests(code, deepseek_inputs()) == [(1, "_is_hip"), (5, "self.f() and is_npu()")]
     assert platform_tests("if x:\n    pass\n", deepseek_inputs()) == []
+
+
+def test_pure_methods_from_the_rules_let_a_platform_test_fold():
+    """`a2a_backend.is_none() and is_npu()`: is_* queries are declared pure, so the test is False."""
+    from shrinker.codemods.inputs import CodemodInputs, Removed
+    from shrinker.codemods.pipeline import transform_source
+    from shrinker.rules.load import load_rules
+
+    inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed())
+    src = ("def make(a2a_backend):\n"
+           "    if a2a_backend.is_none() and is_npu():\n        return npu()\n"
+           "    if self.flush() and is_npu():\n        return other()\n"
+           "    return cuda()\n")
+    out = transform_source(src, path="x.py", module="x", inputs=inputs, codemods=["fold_platform"]).code
+    assert "return npu()" not in out  # decided: a pure query and a False predicate
+    assert "self.flush()" in out  # an unknown call keeps its test (its side effect stays)
