@@ -13,7 +13,8 @@ import typer
 from shrinker.console import console, out
 from shrinker.errors import ShrinkError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.splitlines()[0])
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="shrinker: turn upstream SGLang into a DeepSeek-only, NVIDIA-CUDA-only tree, verified at each step.")
 upstream_app = typer.Typer(no_args_is_help=True, help="Get and pin an upstream SGLang release.")
 app.add_typer(upstream_app, name="upstream")
 

@@ -42,6 +42,26 @@ def _platform_pattern(rules: Rules) -> re.Pattern:
     return re.compile(rf"\b(?:{'|'.join(words)})\b|[\"'](?:{strings})[\"']")
 
 
+def _pull_dependents_forward(g: ImportGraph, batches: list[BatchPlan], deleted_in: dict[str, int],
+                             decisions: list[Decision]) -> None:
+    """A module deleted late that imports one deleted earlier would break the trees in between:
+    delete it in the earlier batch (to a fixpoint), so every intermediate tree still imports."""
+    lines = {d.path: d.lines for d in decisions}
+    changed = True
+    while changed:
+        changed = False
+        for module, index in sorted(deleted_in.items()):
+            earliest = min((deleted_in[t] for t in g.graph.adj[module] if t in deleted_in), default=index)
+            if earliest < index:
+                path = g.module_path[module]
+                batches[index].delete.remove(path)
+                batches[index].lines -= lines[path]
+                batches[earliest].delete.append(path)
+                batches[earliest].lines += lines[path]
+                deleted_in[module] = earliest
+                changed = True
+
+
 def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Decision]) -> list[BatchPlan]:
     batches = [BatchPlan(i + 1, b.name, b.risk, b.description) for i, b in enumerate(rules.batches)]
     module_of = {p: m for m, p in g.module_path.items() if p}
@@ -54,6 +74,7 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
         batches[index].lines += d.lines
         if d.path in module_of:
             deleted_in[module_of[d.path]] = index
+    _pull_dependents_forward(g, batches, deleted_in, decisions)
     kept_modules = [m for m in reach.kept if g.module_path.get(m)]
     platform_re = _platform_pattern(rules)
     registry_modules = {r.module for r in rules.registries if r.module}
