@@ -17,7 +17,7 @@ class CheckResult:
     findings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    skipped: str = ""  # why the check did not run (then passed is False: nothing was proven)
+    skipped: str = ""  # why the check did not run (the profile's verify data asks for nothing)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -126,7 +126,8 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
         with _Timer() as t:
             facts_up = tree_facts(upstream_tree, jobs=jobs)
             facts_pr = tree_facts(pruned_tree, jobs=jobs)
-            dist_map = packages_distributions(str(env.python) if env else None)
+            dist_env = env or load_env()  # import names -> distributions as the verify env sees them
+            dist_map = packages_distributions(str(dist_env.python) if dist_env else None)
             found_up = static.collect(upstream_tree, facts_up, dist_map)
             found_pr = static.collect(pruned_tree, facts_pr, dist_map)
         for check in (c for c in STATIC if c in wanted):
@@ -217,7 +218,9 @@ def _version(tree: SourceTree) -> str | None:
 
 def _check_server_args(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit: str | None,
                        surface: dict) -> CheckResult:
-    spec_data = surface.get("server_args", {})
+    spec_data = surface.get("server_args")
+    if not spec_data:
+        return CheckResult("server_args", passed=True, skipped="no server_args in the verify data")
     model_dir = cli_surface.model_dir_for(DATA / spec_data["config"], paths.cache_dir() / "verify")
     spec = {"target": spec_data["target"], "model_dir": str(model_dir), "kwargs": spec_data.get("kwargs", {}),
             "gpu": spec_data.get("gpu"), "preimport": spec_data.get("preimport", [])}
@@ -236,7 +239,9 @@ def _check_server_args(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv,
 
 def _check_behaviour(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit: str | None,
                      surface: dict) -> CheckResult:
-    cases = behaviour.load_cases(surface.get("behaviour", {}).get("cases", "behaviour_cases.json"))
+    if not surface.get("behaviour", {}).get("cases"):
+        return CheckResult("behaviour", passed=True, skipped="no behaviour cases in the verify data")
+    cases = behaviour.load_cases(surface["behaviour"]["cases"])
     try:
         up, pr = _probe_both("behaviour_probe.py", pruned, upstream, env, commit, "behaviour",
                              ["{input:cases}", "{out}"], {"cases": cases})
