@@ -42,6 +42,9 @@ PRELOAD = ["torch", "torch._dynamo", "torch._inductor.compile_fx", "triton", "tr
            "pybase64", "soundfile", "tvm_ffi", "loguru", "tqdm"]
 SKIP_LAST_PARTS = {"__main__"}  # importing these runs a program
 HEARTBEAT_S = 60.0
+TASK_SIZE = 24
+# Bump when the worker's results change meaning (not for scheduling changes): keys the upstream cache.
+HARNESS_VERSION = 3
 
 
 @dataclass
@@ -106,43 +109,63 @@ def importable_modules(tree: SourceTree, only: Sequence[str] | None = None) -> l
     return sorted(mods)
 
 
-def _split(modules: list[str], jobs: int) -> list[list[str]]:
-    """Spread modules over workers by parent package, so siblings share one sub-server."""
+def make_tasks(modules: list[str], cost: dict[str, float] | None = None) -> list[dict]:
+    """Sibling modules share a task (one sub-server imports their parent once); big families are cut
+    into chunks so the two workers stay busy to the end. Costliest first (longest-processing-time
+    order), by upstream's seconds where known."""
     groups: dict[str, list[str]] = {}
     for m in modules:
         groups.setdefault(m.rpartition(".")[0], []).append(m)
-    buckets: list[list[str]] = [[] for _ in range(max(1, jobs))]
-    for _, group in sorted(groups.items(), key=lambda kv: -len(kv[1])):
-        min(buckets, key=len).extend(group)
-    return [b for b in buckets if b]
+    tasks = []
+    for parent, members in groups.items():
+        for i in range(0, len(members), TASK_SIZE):
+            chunk = members[i:i + TASK_SIZE]
+            tasks.append({"parent": parent, "modules": chunk,
+                          "cost": sum((cost or {}).get(m, 1.0) for m in chunk)})
+    tasks.sort(key=lambda t: (-t["cost"], t["parent"], t["modules"][0]))
+    return tasks
 
 
 def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: int = 2,
-                timeout: float = 60.0, label: str = "importing") -> dict[str, ImportOutcome]:
-    """Import each module in isolation in `tree`; one outcome per module."""
+                timeout: float = 60.0, label: str = "importing",
+                cost: dict[str, float] | None = None) -> dict[str, ImportOutcome]:
+    """Import each module in isolation in `tree`; one outcome per module. Workers take the next
+    task when they finish one (`cost`: expected seconds per module, for the order)."""
     results: dict[str, ImportOutcome] = {}
     if not modules:
         return results
     clear_stale_build_locks()
+    pending = make_tasks(modules, cost)
     with tempfile.TemporaryDirectory(prefix="shrink-imports-") as tmp, progress(label, len(modules)) as advance:
-        procs = []
-        for i, chunk in enumerate(_split(modules, jobs)):
-            cfg = Path(tmp) / f"worker-{i}.json"
-            cfg.write_text(json.dumps({"modules": chunk, "timeout": timeout, "preload": PRELOAD,
-                                       "tops": sorted(tree.top_packages), "root": str(tree.root)}))
-            err = open(Path(tmp) / f"worker-{i}.err", "w")
-            proc = subprocess.Popen([str(env.python), str(WORKER), str(cfg)], stdout=subprocess.PIPE,
-                                    stderr=err, env=worker_env(tree), cwd=tmp, text=True)
-            procs.append((proc, err, chunk))
+        cfg = Path(tmp) / "worker.json"
+        cfg.write_text(json.dumps({"timeout": timeout, "preload": PRELOAD, "tops": sorted(tree.top_packages),
+                                   "root": str(tree.root)}))
         lines: queue.Queue = queue.Queue()
 
-        def pump(stream) -> None:  # one reader thread per worker keeps every pipe drained
+        def pump(index: int, stream) -> None:  # one reader thread per worker keeps every pipe drained
             for line in stream:
-                lines.put(line)
-            lines.put(None)
+                lines.put((index, line))
+            lines.put((index, None))
 
-        for proc, _, _ in procs:
-            threading.Thread(target=pump, args=(proc.stdout,), daemon=True).start()
+        procs = []
+        for i in range(max(1, min(jobs, len(pending)))):
+            err = open(Path(tmp) / f"worker-{i}.err", "w")
+            proc = subprocess.Popen([str(env.python), str(WORKER), str(cfg)], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=err, env=worker_env(tree), cwd=tmp, text=True)
+            procs.append((proc, err))
+            threading.Thread(target=pump, args=(i, proc.stdout), daemon=True).start()
+
+        def feed(index: int) -> None:
+            stdin = procs[index][0].stdin
+            if pending:
+                task = pending.pop(0)
+                stdin.write(json.dumps({"parent": task["parent"], "modules": task["modules"]}) + "\n")
+                stdin.flush()
+            elif not stdin.closed:
+                stdin.close()
+
+        for i in range(len(procs)):
+            feed(i)
         seen: set[str] = set()
         open_pipes = len(procs)
         last_note = time.monotonic()
@@ -150,13 +173,19 @@ def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: i
             if not console.is_terminal and time.monotonic() - last_note > HEARTBEAT_S:
                 console.print(f"{label}: {len(seen)}/{len(modules)} modules")  # CI logs get no bar
                 last_note = time.monotonic()
-            line = lines.get()
+            index, line = lines.get()
             if line is None:
                 open_pipes -= 1
                 continue
             try:
                 data = json.loads(line)
             except ValueError:
+                continue
+            if data.get("task_done"):
+                try:
+                    feed(index)
+                except (BrokenPipeError, OSError):
+                    pass  # the worker died; its modules are reported as crashed below
                 continue
             outcome = ImportOutcome(module=data["module"], status=data["status"],
                                     seconds=data.get("seconds", 0.0), error=data.get("error", ""),
@@ -166,13 +195,16 @@ def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: i
             if outcome.module not in seen:
                 seen.add(outcome.module)
                 advance()
-        for proc, err, chunk in procs:
+        tails = []
+        for proc, err in procs:
+            if proc.stdin and not proc.stdin.closed:
+                proc.stdin.close()
             proc.wait()
             err.close()
-            for m in chunk:
-                if m not in results:
-                    tail = (Path(err.name).read_text().strip().splitlines() or ["no output"])[-1]
-                    results[m] = ImportOutcome(m, "crash", error=f"worker exited {proc.returncode}: {tail}")
+            tails.append(f"exit {proc.returncode}: " + (Path(err.name).read_text().strip().splitlines() or ["no output"])[-1])
+        for m in modules:
+            if m not in results:  # a worker died before reporting it
+                results[m] = ImportOutcome(m, "crash", error="worker died: " + "; ".join(tails))
     return results
 
 
@@ -181,7 +213,7 @@ def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: i
 
 
 def _harness_key(env: VerifyEnv, timeout: float) -> str:
-    text = f"{env.requirements_hash}:{hashlib.sha1(WORKER.read_bytes()).hexdigest()}:{','.join(PRELOAD)}:{timeout}"
+    text = f"{env.requirements_hash}:{HARNESS_VERSION}:{','.join(PRELOAD)}:{timeout}"
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
@@ -285,7 +317,9 @@ def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *,
                     pruned_out[m] = ImportOutcome(**{**asdict(u), "reused": True})
                 else:
                     todo.append(m)
-    pruned_out.update(run_imports(pruned, env, todo, jobs=jobs, timeout=timeout, label="importing pruned"))
+    cost = {m: up[m].seconds for m in todo if m in up}
+    pruned_out.update(run_imports(pruned, env, todo, jobs=jobs, timeout=timeout, label="importing pruned",
+                                  cost=cost))
     cmp = ImportComparison(modules=len(modules), upstream_run=n_run, pruned=pruned_out, upstream=up)
     for m in modules:
         u, p = up[m], pruned_out[m]

@@ -135,3 +135,15 @@ def test_reuse_ignores_the_import_systems_own_listings(trees, fake_env):
     cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
     assert cmp.pruned["sglang.srt.layers.attention.triton_backend"].reused
     assert cmp.upstream["sglang.srt.layers.attention.triton_backend"].dirs == []
+
+
+def test_tasks_group_siblings_cut_big_families_and_go_costliest_first(monkeypatch):
+    from shrinker.verify import imports
+
+    monkeypatch.setattr(imports, "TASK_SIZE", 3)
+    mods = [f"p.models.m{i}" for i in range(7)] + ["p.layers.a", "p.layers.b", "p.cheap"]
+    tasks = imports.make_tasks(mods, cost={"p.layers.a": 30.0})
+    assert [t["modules"] for t in tasks][0] == ["p.layers.a", "p.layers.b"]  # 31 s of work: first
+    assert sorted(m for t in tasks for m in t["modules"]) == sorted(mods)  # each module exactly once
+    models = [t for t in tasks if t["parent"] == "p.models"]
+    assert [len(t["modules"]) for t in models] == [3, 3, 1]

@@ -1,8 +1,10 @@
 """Fork-server import worker, run with the verify environment's python (stdlib only: no shrinker).
 
-    python import_worker.py CONFIG.json
+    python import_worker.py CONFIG.json < tasks
 
-CONFIG: {"modules": [...], "timeout": s, "preload": [third-party names], "tops": [tree packages]}.
+CONFIG: {"timeout": s, "preload": [third-party names], "tops": [tree packages], "root": tree root}.
+Tasks come on stdin, one JSON line each: {"parent": package, "modules": [its children]}; after each
+the worker prints {"task_done": true}, so the caller can hand out work as workers free up.
 
 Every module is imported by a fresh forked child that imports exactly that module, so a module that
 fails, hangs or poisons the interpreter cannot touch another's result. Two things are shared to make
@@ -121,13 +123,6 @@ def _run_one(module: str, timeout: float, tops: set[str]) -> dict:
     return {"module": module, "seconds": seconds, **result}
 
 
-def _group(modules: list[str]) -> dict[str, list[str]]:
-    groups: dict[str, list[str]] = {}
-    for m in modules:
-        groups.setdefault(m.rpartition(".")[0], []).append(m)
-    return groups
-
-
 def _serve_group(parent: str, modules: list[str], timeout: float, tops: set[str]) -> None:
     """In a forked sub-server: import the parent package once, then one child per module."""
     if parent:
@@ -164,18 +159,24 @@ def main() -> None:
             pass  # a missing third-party package shows up in the modules that need it
     sys.addaudithook(_audit)  # after the preload: only tree code's reads matter
     gc.freeze()
-    for parent, modules in _group(config["modules"]).items():
-        pid = os.fork()
-        if pid == 0:
-            _serve_group(parent, modules, timeout, tops)
-        # The sub-server reports per module; if it cannot import the parent it exits 3 at once.
-        _, wstatus = os.waitpid(pid, 0)
-        if os.WIFEXITED(wstatus) and os.WEXITSTATUS(wstatus) == 0:
-            continue
-        # Parent failed (or the sub-server died): run the group's modules from here. Modules it
-        # already reported are reported again; the reader keeps the last line per module.
-        for module in modules:
-            _emit(_run_one(module, timeout, tops))
+    for line in sys.stdin:
+        task = json.loads(line)
+        _serve_task(task["parent"], task["modules"], timeout, tops)
+        _emit({"task_done": True})
+
+
+def _serve_task(parent: str, modules: list[str], timeout: float, tops: set[str]) -> None:
+    pid = os.fork()
+    if pid == 0:
+        _serve_group(parent, modules, timeout, tops)
+    # The sub-server reports per module; if it cannot import the parent it exits 3 at once.
+    _, wstatus = os.waitpid(pid, 0)
+    if os.WIFEXITED(wstatus) and os.WEXITSTATUS(wstatus) == 0:
+        return
+    # Parent failed (or the sub-server died): run the group's modules from here. Modules it
+    # already reported are reported again; the reader keeps the last line per module.
+    for module in modules:
+        _emit(_run_one(module, timeout, tops))
 
 
 if __name__ == "__main__":
