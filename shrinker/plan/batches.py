@@ -45,14 +45,17 @@ def _platform_pattern(rules: Rules) -> re.Pattern:
 def _pull_dependents_forward(g: ImportGraph, batches: list[BatchPlan], deleted_in: dict[str, int],
                              decisions: list[Decision]) -> None:
     """A module deleted late that imports one deleted earlier would break the trees in between:
-    delete it in the earlier batch (to a fixpoint), so every intermediate tree still imports."""
+    delete it in the earlier batch (to a fixpoint), so every intermediate tree still imports.
+    Modules kept code reaches only under a platform guard stay in their batch: the guard is folded
+    there, and until then only a non-CUDA path imports them."""
     lines = {d.path: d.lines for d in decisions}
+    guarded = {d.path for d in decisions if d.rule == "platform_guard"}
     changed = True
     while changed:
         changed = False
         for module, index in sorted(deleted_in.items()):
             earliest = min((deleted_in[t] for t in g.graph.adj[module] if t in deleted_in), default=index)
-            if earliest < index:
+            if earliest < index and g.module_path[module] not in guarded:
                 path = g.module_path[module]
                 batches[index].delete.remove(path)
                 batches[index].lines -= lines[path]
