@@ -37,6 +37,7 @@ import libcst as cst
 
 from shrinker.codemods.base import ShrinkCodemod, constant, node_lines, spaced, swap_expression
 from shrinker.codemods.inputs import CodemodInputs
+from shrinker.rules.predicates import combine
 
 # Python builtins (and os env readers) whose calls have no side effects worth keeping.
 _PURE_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "callable", "len", "bool",
@@ -183,7 +184,7 @@ class Folder:
         is_and = isinstance(node.operator, cst.And)
         pure = left.pure and right.pure
         if not (left.pred or right.pred):
-            return Fold(node, _truth(left.value, right.value, is_and), pure, False)
+            return Fold(node, combine(left.value, right.value, is_and), pure, False)
         stop = False if is_and else True  # the value that short-circuits
         if left.value is stop:  # `False and X` / `True or X`: X is never evaluated
             return self._result(node, left.node, stop, left.pure)
@@ -195,7 +196,7 @@ class Folder:
             return self._result(node, left.node, left.value, left.pure)
         if left.value is not None or right.value is not None:
             # A constant beside an operand with side effects: keep the original text.
-            return Fold(node, _truth(left.value, right.value, is_and), False, True)
+            return Fold(node, combine(left.value, right.value, is_and), False, True)
         new_left = swap_expression(node.left, left.node, boolean_operand=True)
         new_right = swap_expression(node.right, right.node, boolean_operand=True)
         operator = node.operator.with_changes(
@@ -227,16 +228,6 @@ class Folder:
         if not self.pure(node):
             return Fold(node, value, False, True)
         return Fold(constant(value), value, True, True)
-
-
-def _truth(left: Optional[bool], right: Optional[bool], is_and: bool) -> Optional[bool]:
-    if is_and:
-        if left is False or right is False:
-            return False
-        return True if (left and right) else None
-    if left is True or right is True:
-        return True
-    return False if (left is False and right is False) else None
 
 
 def _space_before(ws: cst.BaseParenthesizableWhitespace, before: cst.BaseExpression):

@@ -29,6 +29,7 @@ from shrinker import paths
 from shrinker.errors import ShrinkError
 from shrinker.gpu import tiny_model
 from shrinker.gpu.wheels import build_tree_wheel, drop_patterns, repack_wheel, slim_kernel_wheel, tree_version
+from shrinker.filehash import sha256_file
 
 SPEC_FILE = Path(__file__).with_name("bundle.toml")
 CALL_LIMIT = 64 * 1024 * 1024
@@ -46,14 +47,6 @@ def ship_dir() -> Path:
 
 def load_spec(path: Path = SPEC_FILE) -> dict:
     return tomllib.loads(path.read_text())
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _norm(name: str) -> str:

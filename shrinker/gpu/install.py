@@ -19,6 +19,7 @@ import tarfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from shrinker.filehash import sha256_file as _sha256
 
 DEFAULT_ROOT = Path(os.environ.get("SHRINK_GPU_ROOT", "/tmp/shrinker-gpu"))
 
@@ -43,14 +44,6 @@ class Installed:
         if os.environ.get("PYTHONPATH"):
             parts.append(os.environ["PYTHONPATH"])
         return os.pathsep.join(parts)
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _pip_install(wheels: list[Path], target: Path) -> None:

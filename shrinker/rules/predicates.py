@@ -41,6 +41,17 @@ class PredicateTable:
         return self._lookup(name)
 
 
+def combine(left: bool | None, right: bool | None, is_and: bool) -> bool | None:
+    """Three-valued `and` / `or`: a known False (True) operand decides `and` (`or`) alone."""
+    if is_and:
+        if left is False or right is False:
+            return False
+        return True if (left and right) else None
+    if left is True or right is True:
+        return True
+    return False if (left is False and right is False) else None
+
+
 def _name_of(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Name):
         return node.value
@@ -70,13 +81,7 @@ def evaluate(node: cst.BaseExpression, table: PredicateTable) -> bool | None:
         return None if inner is None else not inner
     if isinstance(node, cst.BooleanOperation):
         left, right = evaluate(node.left, table), evaluate(node.right, table)
-        if isinstance(node.operator, cst.And):
-            if left is False or right is False:
-                return False
-            return True if (left and right) else None
-        if left is True or right is True:
-            return True
-        return False if (left is False and right is False) else None
+        return combine(left, right, isinstance(node.operator, cst.And))
     if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
         return _compare(node.left, node.comparisons[0], table)
     return None

@@ -25,6 +25,7 @@ from shrinker.errors import ShrinkError
 from shrinker.upstream.metadata import kernel_requirement, pyproject_from_metadata
 from shrinker.upstream.pin import Pin, read_pin, write_pin
 from shrinker.upstream.spec import Spec, parse_spec
+from shrinker.filehash import sha256_file as _sha256
 
 # Files bigger than this stay in the downloaded wheel instead of the git cache (FA3's flash_ops
 # is 1.1 GB); they are listed, with their hashes, in LARGE_FILES.json beside the package.
@@ -51,14 +52,6 @@ class Upstream:
     @property
     def kernel_python_dir(self) -> Path:
         return self.root / "sgl-kernel" / "python"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _download(requirement: str, dest: Path) -> Path:
