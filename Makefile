@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup plan test test-fast bench clean-cache
+.PHONY: setup plan test test-fast bench regen gpu-bundle clean-cache
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -25,6 +25,12 @@ test: $(STAMP)  ## all tests (integration tests download the pinned upstream onc
 
 test-fast: $(STAMP)  ## unit tests only (no upstream download)
 	$(BIN)/pytest -q -m "not upstream"
+
+regen: $(STAMP)  ## follow the newest upstream release (TO=pypi:sglang==X to choose): report, exit 1 if a person is needed
+	$(BIN)/shrink regen $(if $(TO),--to $(TO),)
+
+gpu-bundle: $(STAMP)  ## what the GPU machine needs for `shrink verify --gpu`, in .gpu-bundle/ship
+	$(BIN)/shrink gpu-bundle --which pruned
 
 bench: $(STAMP)  ## speed and memory figures into reports/bench/
 	$(BIN)/python -m shrinker.bench
