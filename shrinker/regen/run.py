@@ -32,6 +32,7 @@ class RegenResult:
     changes: dict[str, list] = field(default_factory=dict)
     attention: dict[str, list] = field(default_factory=dict)
     cache_hit_rate: float = 0.0
+    apply_run: bool = False
     apply_ok: bool = False
     verify_ok: bool = False
     seconds: float = 0.0
@@ -99,6 +100,7 @@ def regen(to_spec: str | None = None, *, profile: str = "deepseek", adopt: bool 
     if run_apply and not new_reach.rule_problems:
         from shrinker.apply.run import apply_batches
 
+        result.apply_run = True
         outcomes = apply_batches(profile, all_batches=True, reset=True, jobs=jobs, spec=new_up.spec)
         result.apply_ok = bool(outcomes) and all(o.gate == "passed" for o in outcomes)
         if run_verify and result.apply_ok:
@@ -123,13 +125,16 @@ def write_regen_report(result: RegenResult, profile: str, old: str, new: str) ->
     base = paths.reports_dir(profile) / f"regen-{old}-to-{new}"
     base.parent.mkdir(parents=True, exist_ok=True)
     md, js = base.parent / f"{base.name}.md", base.parent / f"{base.name}.json"  # versions hold dots
-    data = {"from": result.from_spec, "to": result.to_spec, "ok": result.ok, "apply_ok": result.apply_ok,
+    data = {"from": result.from_spec, "to": result.to_spec, "ok": result.ok, "apply_run": result.apply_run,
+            "apply_ok": result.apply_ok,
             "verify_ok": result.verify_ok, "parse_cache_hit_rate": round(result.cache_hit_rate, 4),
             "seconds": result.seconds, "changes": result.changes, "needs_attention": result.attention}
     js.write_text(json.dumps(data, indent=1) + "\n")
     lines = [f"# Regen {result.from_spec} → {result.to_spec}", "",
-             f"Verdict: **{'OK' if result.ok else 'needs a person'}** — apply {'passed' if result.apply_ok else 'did not pass'}, "
-             f"verify {'passed' if result.verify_ok else 'did not pass'}; parse cache hits "
+             f"Verdict: **{'OK' if result.ok else 'needs a person'}** — "
+             + (f"apply {'passed' if result.apply_ok else 'did not pass'}, verify {'passed' if result.verify_ok else 'did not pass'}"
+                if result.apply_run else "apply and verify not run (--no-apply, or rules need a person first)")
+             + f"; parse cache hits "
              f"{100 * result.cache_hit_rate:.0f} %; {result.seconds:.0f} s.", "", "## Needs attention", ""]
     for what, items in result.attention.items():
         lines.append(f"### {what.replace('_', ' ')} ({len(items)})")
