@@ -325,11 +325,11 @@ class TestDeadBranches(PlatformCodemodTest):
     def test_side_effect_test_is_kept_and_reported(self) -> None:
         self.assertCodemod(
             """
-            if a2a_backend.is_none() and is_npu():
+            if self.queue.pop().done() and is_npu():
                 dispatcher = NpuDispatcher()
             """,
             """
-            if a2a_backend.is_none() and is_npu():
+            if self.queue.pop().done() and is_npu():
                 dispatcher = NpuDispatcher()
             """,
             findings=["platform test kept: an operand may have side effects"],
