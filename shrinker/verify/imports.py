@@ -241,6 +241,9 @@ def upstream_results(upstream: SourceTree, commit: str | None, env: VerifyEnv, m
         tmp = cache_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(cached, separators=(",", ":")))
         os.replace(tmp, cache_path)
+        for stale in cache_path.parent.glob(f"imports-{commit[:12]}-*.json"):  # other environments'
+            if stale != cache_path:
+                stale.unlink(missing_ok=True)
     results = {m: ImportOutcome(**cached[m]) for m in wanted}
     for m in modules:
         if m not in results:
@@ -290,6 +293,7 @@ class ImportComparison:
     upstream_ok: int = 0
     pruned_ok: int = 0
     reused: int = 0
+    not_run: int = 0  # fail upstream (so cannot regress) and changed: skipped unless reuse=False
     upstream_run: int = 0
     regressions: list[str] = field(default_factory=list)  # findings
     fixed: list[str] = field(default_factory=list)  # fail upstream, import pruned (notes)
@@ -315,6 +319,8 @@ def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *,
                         and all(pruned_hashes.get(d) == upstream_hashes.get(d) for d in u.loaded)
                         and all(same.file(f) for f in u.files) and all(same.listing(d) for d in u.dirs)):
                     pruned_out[m] = ImportOutcome(**{**asdict(u), "reused": True})
+                elif not u.ok:  # cannot regress: running it would only tell whether pruning fixed it
+                    pruned_out[m] = ImportOutcome(m, "not_run", error=f"fails upstream ({u.status})")
                 else:
                     todo.append(m)
     cost = {m: up[m].seconds for m in todo if m in up}
@@ -326,10 +332,11 @@ def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *,
         cmp.upstream_ok += u.ok
         cmp.pruned_ok += p.ok
         cmp.reused += p.reused
+        cmp.not_run += p.status == "not_run"
         if u.ok and not p.ok:
             tail = " | ".join(line.strip() for line in p.error.splitlines()[-3:])
             cmp.regressions.append(f"{pruned.rel(m)}:1 {m} imports in upstream but not pruned ({p.status}): {tail}")
-        elif p.ok and not u.ok and u.status != "missing":
+        elif p.ok and not u.ok and u.status != "missing" and not p.reused:
             cmp.fixed.append(f"{pruned.rel(m)}:1 {m} fails upstream ({u.status}) but imports pruned")
     return cmp
 

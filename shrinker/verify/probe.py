@@ -78,4 +78,7 @@ def cached(commit: str | None, name: str, key: str, compute: Callable[[], dict])
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, path)
+    for stale in path.parent.glob(f"probe-{commit[:12]}-{name}-*.json"):  # older probes or inputs
+        if stale != path:
+            stale.unlink(missing_ok=True)
     return data

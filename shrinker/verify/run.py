@@ -146,7 +146,7 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
             "imports", passed=not cmp.regressions,
             counts={"modules": cmp.modules, "import_upstream": cmp.upstream_ok, "import_pruned": cmp.pruned_ok,
                     "regressions": len(cmp.regressions), "fixed": len(cmp.fixed), "reused": cmp.reused,
-                    "upstream_run": cmp.upstream_run},
+                    "not_run_fail_upstream": cmp.not_run, "upstream_run": cmp.upstream_run},
             findings=cmp.regressions, notes=cmp.fixed, seconds=t.seconds))
 
     if surface is None and any(c in ("cli", "server_args", "behaviour") for c in wanted):

@@ -147,3 +147,13 @@ def test_tasks_group_siblings_cut_big_families_and_go_costliest_first(monkeypatc
     assert sorted(m for t in tasks for m in t["modules"]) == sorted(mods)  # each module exactly once
     models = [t for t in tasks if t["parent"] == "p.models"]
     assert [len(t["modules"]) for t in models] == [3, 3, 1]
+
+
+def test_changed_module_failing_upstream_is_not_run(trees, fake_env):
+    upstream, pruned = trees
+    edit(pruned / "python/sglang/srt/models/needs_missing_package.py", "EntryClass = None", "EntryClass = 0")
+    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
+    assert cmp.pruned["sglang.srt.models.needs_missing_package"].status == "not_run"
+    assert cmp.not_run == 1 and not cmp.regressions
+    full = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None, reuse=False)
+    assert full.pruned["sglang.srt.models.needs_missing_package"].status == "error" and full.not_run == 0
