@@ -44,6 +44,22 @@ def _gpu_runner():
     return runner
 
 
+def _env_if_needed(checks):
+    """The verify environment when a check needs it: made on first use (a few minutes, once)."""
+    from shrinker.verify.env import env_dir, load_env, make_env
+    from shrinker.verify.run import DYNAMIC, resolve_checks
+
+    if not any(c in DYNAMIC for c in resolve_checks(checks)):
+        return None
+    env = load_env()
+    if env is None:
+        with console.status(f"making the verify environment {env_dir()} (once) ..."):
+            env = make_env(log=lambda msg: console.log(msg))
+        for req, why in env.failed.items():
+            console.print(f"[yellow]could not install[/] {req}: {why}")
+    return env
+
+
 def render(result) -> Table:
     table = Table(title=f"shrink verify  {result.tree}", title_justify="left")
     for col in ("check", "result", "counts", "regressions", "seconds"):
@@ -85,8 +101,9 @@ def register(app: typer.Typer) -> None:
             raise ShrinkError(f"no tree at {tree}: run `shrink apply` first, or pass --tree")
         runner = _gpu_runner() if gpu else None  # fail fast, before minutes of CPU checks
         reports = None if no_report else (report_dir or paths.reports_dir(profile, version))
+        env = _env_if_needed(check)
         result = verify_tree(tree, upstream_root, checks=check, jobs=jobs, report_dir=reports, profile=profile,
-                             reuse=not no_reuse, only=only)
+                             reuse=not no_reuse, only=only, env=env)
         out.print(render(result))
         for c in result.checks:
             for finding in c.findings[:SHOWN_FINDINGS]:

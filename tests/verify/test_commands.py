@@ -60,12 +60,27 @@ def test_bad_input_exits_2(trees, monkeypatch, capsys, tmp_path, args, message):
     assert code == 2 and message in text
 
 
-def test_dynamic_checks_without_env_exit_2(trees, monkeypatch, capsys, tmp_path):
+def test_dynamic_checks_make_the_env_first(trees, monkeypatch, capsys, tmp_path, fake_env):
+    from shrinker.verify import env as venv
+
     upstream, pruned = trees
     monkeypatch.setenv("SHRINK_VERIFY_VENV", str(tmp_path / "no-venv"))
+    made = []
+    monkeypatch.setattr(venv, "make_env", lambda **kw: made.append(kw) or fake_env)
     code, text = _shrink(monkeypatch, capsys, "verify", "--tree", str(pruned), "--upstream", str(upstream),
                          "--no-report", "--check", "imports")
-    assert code == 2 and "shrink verify env" in text
+    assert code == 0, text
+    assert len(made) == 1
+
+
+def test_api_without_env_is_a_clear_error(trees, monkeypatch, tmp_path):
+    from shrinker.errors import ShrinkError
+    from shrinker.verify import verify_tree
+
+    upstream, pruned = trees
+    monkeypatch.setenv("SHRINK_VERIFY_VENV", str(tmp_path / "no-venv"))
+    with pytest.raises(ShrinkError, match="shrink verify env"):
+        verify_tree(pruned, upstream, checks=["imports"])
 
 
 def test_gpu_module_missing_exits_2(trees, monkeypatch, capsys):
