@@ -127,6 +127,10 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
     def prune_pattern(self) -> re.Pattern:
         return _triggers(self.inputs)
 
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        self._bind_removed_classes(tree)
+        return super().transform_module(tree)
+
     # -- deciding a test -------------------------------------------------------------------------
     def _decide(self, test: cst.BaseExpression, where: cst.CSTNode) -> Optional[bool]:
         folded = self.folder.fold(test)

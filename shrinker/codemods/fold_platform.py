@@ -36,8 +36,9 @@ from typing import Callable, Optional
 import libcst as cst
 
 from shrinker.codemods.base import ShrinkCodemod, constant, node_lines, spaced, swap_expression
+from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
-from shrinker.rules.predicates import combine
+from shrinker.rules.predicates import combine, platform_name
 
 # Python builtins (and os env readers) whose calls have no side effects worth keeping.
 _PURE_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "callable", "len", "bool",
@@ -86,6 +87,8 @@ class Folder:
         self.pure_methods = tuple(inputs.rules.platform.pure_methods)
         self.is_param = is_param
         self.on_param = on_param
+        # Names this module imports from removed modules: no instance of such a class can exist.
+        self.removed_classes: frozenset[str] = frozenset()
 
     # -- purity --------------------------------------------------------------------------------
     def pure(self, node: cst.BaseExpression) -> bool:
@@ -129,7 +132,7 @@ class Folder:
             if value is not None and self.pure(node.value):
                 return Fold(constant(value), value, True, True)
         elif isinstance(node, cst.Call):
-            folded = self._fold_call(node)
+            folded = self._fold_call(node) or self._fold_isinstance(node)
             if folded is not None:
                 return folded
         elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
@@ -154,10 +157,10 @@ class Folder:
         return Fold(constant(value), value, True, True)
 
     def _fold_call(self, node: cst.Call) -> Optional[Fold]:
-        if node.args:
-            return None
         name = _simple_name(node.func)
         if name is None or self.table.value(name, called=True) is None:
+            return None
+        if node.args and not (self.table.takes_args(name) and all(self.pure(a.value) for a in node.args)):
             return None
         if isinstance(node.func, cst.Attribute) and not self.pure(node.func.value):
             return None
@@ -165,6 +168,28 @@ class Folder:
             return None
         value = self.table.value(name, called=True)
         return Fold(constant(value), value, True, True)
+
+    def _fold_isinstance(self, node: cst.Call) -> Optional[Fold]:
+        """`isinstance(x, NPUPool)` with NPUPool imported from a removed module is False; in a tuple
+        of classes the removed ones go (`(DSAPool, NPUPool)` -> `DSAPool`)."""
+        if (not self.removed_classes or not isinstance(node.func, cst.Name) or node.func.value != "isinstance"
+                or len(node.args) != 2 or any(a.keyword or a.star for a in node.args)):
+            return None
+        classes = node.args[1].value
+        gone = lambda e: isinstance(e, cst.Name) and e.value in self.removed_classes  # noqa: E731
+        if gone(classes):
+            return Fold(constant(False), False, self.pure(node.args[0].value), True)
+        if not isinstance(classes, cst.Tuple) or not any(gone(e.value) for e in classes.elements):
+            return None
+        kept = [e for e in classes.elements if not gone(e.value)]
+        if not kept:
+            return Fold(constant(False), False, self.pure(node.args[0].value), True)
+        if len(kept) == 1 and not isinstance(kept[0], cst.StarredElement):
+            new_classes = kept[0].value
+        else:
+            new_classes = drop_from_literal(classes, lambda e: gone(e.value))
+        args = [node.args[0], node.args[1].with_changes(value=new_classes)]
+        return Fold(node.with_changes(args=args), None, self.pure(node), True)
 
     def _fold_not(self, node: cst.UnaryOperation) -> Fold:
         inner = self.fold(node.expression)
@@ -216,7 +241,7 @@ class Folder:
         strings = self.table.strings
         value: Optional[bool] = None
         if isinstance(op, (cst.Equal, cst.NotEqual)):
-            text = _string(left) if _string(left) is not None else _string(right)
+            text = platform_name(left) if platform_name(left) is not None else platform_name(right)
             if text is not None and text in strings:
                 value = isinstance(op, cst.NotEqual)
         elif isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
@@ -255,6 +280,18 @@ class PredicateScope:
         self._reported_params: set[str] = set()
         self.folder = Folder(inputs, self._is_param, self._param_seen)
 
+    def _bind_removed_classes(self, tree: cst.Module) -> None:
+        """Tell the folder which names `tree` imports from removed modules (isinstance folds), and
+        widen the prune pattern so statements naming them are visited."""
+        from shrinker.codemods.removed_imports import find_dead_imports, module_and_package
+
+        _, package = module_and_package(self.context)
+        dead = frozenset(a.bound for aliases in find_dead_imports(tree, package, self.inputs.removed).values()
+                         for a in aliases if a.alias is not None and "." not in a.bound)
+        self.folder.removed_classes = dead
+        if dead and self._prune is not None:
+            self._prune = re.compile(self._prune.pattern + "|" + "|".join(rf"\b{re.escape(n)}\b" for n in sorted(dead)))
+
     def _is_param(self, name: str) -> bool:
         return any(name in names for names in self._params)
 
@@ -289,6 +326,7 @@ def _trigger_regex(names: tuple[str, ...], strings: tuple[str, ...]) -> re.Patte
         else:
             parts.append(re.escape(name))
     parts += [r"""['"]""" + re.escape(s) + r"""['"]""" for s in strings]
+    parts += [r"\." + re.escape(s.upper()) + r"\b" for s in strings]  # enum members: TransferBackend.ASCEND
     return re.compile("|".join(parts))
 
 
@@ -316,6 +354,10 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
 
     def prune_pattern(self) -> re.Pattern:
         return predicate_triggers(self.inputs)
+
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        self._bind_removed_classes(tree)
+        return super().transform_module(tree)
 
     def _partial(self, test: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The simplified test, or None when nothing folds or the whole test is a constant."""
@@ -352,6 +394,41 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         return updated_node.with_changes(
             test=test, whitespace_before_test=spaced(updated_node.whitespace_before_test, test))
 
+    def _platform_registration(self, stmt: cst.BaseStatement) -> bool:
+        """`@register_lora_backend("ascend") def create_ascend_backend(): ...`: a factory registered
+        under another platform's name is looked up only on that platform."""
+        if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        for deco in stmt.decorators:
+            call = deco.decorator
+            if (isinstance(call, cst.Call) and len(call.args) == 1 and call.args[0].keyword is None
+                    and not call.args[0].star and _string(call.args[0].value) in self.inputs.table.strings):
+                return True
+        return False
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body = [stmt for stmt in updated_node.body if not self._platform_registration(stmt)]
+        if len(body) == len(updated_node.body):
+            return updated_node
+        self.count("platform_registrations_removed", len(updated_node.body) - len(body))
+        return updated_node.with_changes(body=body)
+
+    def leave_Dict(self, original_node: cst.Dict, updated_node: cst.Dict) -> cst.BaseExpression:
+        """Device-keyed tables (`{"npu": NPUGraphRunner, "cuda": ...}`): an entry keyed by another
+        platform's name is looked up only on that platform, so it goes. `device_keys` ("cpu") go too,
+        but only from a table that has a platform-string key (elsewhere "cpu" is an ordinary value)."""
+        strings = self.inputs.table.strings
+        keys = [_string(e.key) if isinstance(e, cst.DictElement) else None for e in updated_node.elements]
+        if not any(k in strings for k in keys if k is not None):
+            return updated_node
+        device_keys = frozenset(self.inputs.rules.platform.strings.device_keys)
+        drop = {id(e) for e, k in zip(updated_node.elements, keys) if k is not None and (k in strings or k in device_keys)}
+        result = drop_from_literal(updated_node, lambda e: id(e) in drop)
+        if result is None:
+            return updated_node
+        self.count("platform_entries_removed", len(drop))
+        return result
+
     def _fold_value(self, value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
         if value is None or not isinstance(value, (cst.BooleanOperation, cst.UnaryOperation, cst.Comparison)):
             return None
@@ -362,7 +439,23 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
             return None
         return folded.node
 
+    def _local_flag(self, node: cst.Assign) -> Optional[cst.BaseExpression]:
+        """`_use_mlx = use_mlx()` inside a function: the constant (the predicate's import can then go).
+        Module-level flags (`_is_hip = is_hip()`) stay: other modules import them."""
+        if not self._params or not isinstance(node.value, cst.Call) or len(node.targets) != 1:
+            return None
+        if not isinstance(node.targets[0].target, cst.Name):
+            return None
+        folded = self.folder.fold(node.value)
+        if folded.pred and folded.pure and folded.value is not None:
+            return constant(folded.value)
+        return None
+
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        local = self._local_flag(updated_node)
+        if local is not None:
+            self.count("flags_folded")
+            return updated_node.with_changes(value=local)
         value = self._fold_value(updated_node.value)
         if value is None:
             return updated_node

@@ -22,12 +22,36 @@ Kept, with a finding (never an AttributeError/NameError behind):
 from __future__ import annotations
 
 import re
+from fnmatch import fnmatchcase
 from typing import Optional, Union
 
 import libcst as cst
 
 from shrinker.codemods.base import ShrinkCodemod, pass_block, remove_elements
 from shrinker.codemods.inputs import CodemodInputs
+
+
+class MethodNames:
+    """The method names rules.platform.methods gives: exact names, or globs (`_build_ascend_*`)."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        self.exact = frozenset(p for p in patterns if "*" not in p)
+        self.globs = tuple(sorted(p for p in patterns if "*" in p))
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self.exact or any(fnmatchcase(name, g) for g in self.globs))
+
+    def regex(self) -> re.Pattern:
+        """Matches source text that may name one of these methods (a cheap pre-filter)."""
+        parts = [re.escape(m) for m in sorted(self.exact)]
+        parts += [r"\w*".join(re.escape(piece) for piece in g.split("*")) for g in self.globs]
+        return re.compile("|".join(parts))
+
+
+def _method_string(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+        return node.evaluated_value
+    return None
 
 
 def _alias_target(stmt: cst.BaseStatement) -> Optional[str]:
@@ -46,7 +70,7 @@ class _Collector(cst.CSTVisitor):
     other code), so a kept method keeps what it references in turn.
     """
 
-    def __init__(self, methods: frozenset[str], module: cst.Module, prune: Optional[re.Pattern]) -> None:
+    def __init__(self, methods: MethodNames, module: cst.Module, prune: Optional[re.Pattern]) -> None:
         self.methods = methods
         self.module, self.prune = module, prune
         self.defined: set[str] = set()
@@ -109,6 +133,12 @@ class _Collector(cst.CSTVisitor):
             node.key.visit(self)
             node.value.value.visit(self)
             return False  # a dispatch entry: goes with the method, not a reference
+        name = _method_string(node.value)
+        if name is not None and name in self.methods and self._owner() is None:
+            # `{KernelBackend.TORCH_NPU: "forward_npu"}`: a table of method names for getattr dispatch
+            self.entries.setdefault(name, []).append(node)
+            node.key.visit(self)
+            return False
         return True
 
     def _reference(self, name: str, node: cst.CSTNode) -> None:
@@ -158,16 +188,16 @@ class RemovePlatformMethods(ShrinkCodemod):
     DESCRIPTION = "remove per-platform methods (forward_npu, forward_hip, ...) and their dispatch entries"
 
     def __init__(self, context, inputs: CodemodInputs) -> None:
-        self.methods = frozenset(inputs.rules.platform.methods)
+        self.methods = MethodNames(inputs.rules.platform.methods)
         super().__init__(context, inputs)
         self.removable: frozenset[str] = frozenset()
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
-        return any(m in source for m in inputs.rules.platform.methods)
+        return MethodNames(inputs.rules.platform.methods).regex().search(source) is not None
 
     def prune_pattern(self) -> re.Pattern:
-        return re.compile("|".join(re.escape(m) for m in sorted(self.methods)))
+        return self.methods.regex()
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         collector = _Collector(self.methods, tree, self._prune)
@@ -213,6 +243,8 @@ class RemovePlatformMethods(ShrinkCodemod):
         for i, element in enumerate(updated_node.elements):
             value = getattr(element, "value", None)
             if isinstance(value, cst.Attribute) and value.attr.value in self.removable:
+                drop.add(i)
+            elif value is not None and _method_string(value) in self.removable:
                 drop.add(i)
         if not drop:
             return updated_node

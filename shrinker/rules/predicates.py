@@ -37,6 +37,11 @@ class PredicateTable:
             return None
         return pred.value
 
+    def takes_args(self, name: str) -> bool:
+        """True when the rules fold calls of `name` that pass arguments (`with_args`)."""
+        pred = self._lookup(name)
+        return pred is not None and pred.with_args
+
     def rule_for(self, name: str):
         return self._lookup(name)
 
@@ -66,6 +71,19 @@ def _string_value(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def platform_name(node: cst.BaseExpression) -> str | None:
+    """What a compare operand names as a platform: a string literal (`"npu"`), or an enum member
+    spelled in capitals (`TransferBackend.ASCEND` -> "ascend"); None for anything else."""
+    text = _string_value(node)
+    if text is not None:
+        return text
+    if isinstance(node, cst.Attribute) and isinstance(node.value, (cst.Name, cst.Attribute)):
+        attr = node.attr.value
+        if attr.isupper():
+            return attr.lower()
+    return None
+
+
 def evaluate(node: cst.BaseExpression, table: PredicateTable) -> bool | None:
     """The value of a boolean expression on CUDA, or None when it depends on anything else."""
     if isinstance(node, cst.Name) and node.value in ("True", "False"):
@@ -73,9 +91,11 @@ def evaluate(node: cst.BaseExpression, table: PredicateTable) -> bool | None:
     if isinstance(node, (cst.Name, cst.Attribute)):
         name = _name_of(node)
         return table.value(name, called=False) if name else None
-    if isinstance(node, cst.Call) and not node.args:
+    if isinstance(node, cst.Call):
         name = _name_of(node.func)
-        return table.value(name, called=True) if name else None
+        if not name or (node.args and not table.takes_args(name)):
+            return None
+        return table.value(name, called=True)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
         inner = evaluate(node.expression, table)
         return None if inner is None else not inner
@@ -90,7 +110,7 @@ def evaluate(node: cst.BaseExpression, table: PredicateTable) -> bool | None:
 def _compare(left: cst.BaseExpression, target: cst.ComparisonTarget, table: PredicateTable) -> bool | None:
     op, right = target.operator, target.comparator
     if isinstance(op, (cst.Equal, cst.NotEqual)):
-        text = _string_value(right) if _string_value(left) is None else _string_value(left)
+        text = platform_name(right) if platform_name(left) is None else platform_name(left)
         if text is not None and text in table.strings:
             return isinstance(op, cst.NotEqual)
         return None

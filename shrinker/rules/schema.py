@@ -39,6 +39,8 @@ class Predicate(_Strict):
     value: bool
     reason: str
     calls_only: bool = Field(False, description="Fold only when called (`is_hip()`), not bare names.")
+    with_args: bool = Field(False, description="Calls with arguments fold too (`use_intel_amx_backend(layer)`), "
+                                               "when the arguments have no side effects.")
 
 
 class PlatformStrings(_Strict):
@@ -46,6 +48,9 @@ class PlatformStrings(_Strict):
 
     strings: list[str]
     reason: str
+    device_keys: list[str] = Field(default_factory=list,
+                                   description="Keys dropped from a device-keyed table (a dict literal with a "
+                                               "platform-string key), though not platform strings elsewhere.")
 
 
 class Platform(_Strict):

@@ -322,6 +322,32 @@ class TestDeadBranches(PlatformCodemodTest):
             """,
         )
 
+    def test_isinstance_of_a_class_from_a_removed_module(self) -> None:
+        # disaggregation/utils.py shape: the NPU pool's branch goes, its else is inlined.
+        from shrinker.codemods.inputs import CodemodInputs, Removed
+        from shrinker.rules.load import load_rules
+
+        inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed(
+            modules=frozenset({"sglang.srt.hardware_backend.npu.memory_pool_npu"})))
+        self.assertCodemod(
+            """
+            def setup(kv_args, pool):
+                from sglang.srt.hardware_backend.npu.memory_pool_npu import NPUMLATokenToKVPool
+
+                if isinstance(pool, NPUMLATokenToKVPool):
+                    kv_args.kv_buf_groups = pool.layer_num
+                else:
+                    append_state_component(kv_args)
+            """,
+            """
+            def setup(kv_args, pool):
+                from sglang.srt.hardware_backend.npu.memory_pool_npu import NPUMLATokenToKVPool
+
+                append_state_component(kv_args)
+            """,
+            inputs=inputs,
+        )
+
     def test_side_effect_test_is_kept_and_reported(self) -> None:
         self.assertCodemod(
             """

@@ -85,6 +85,174 @@ class TestFoldPlatform(PlatformCodemodTest):
             """,
         )
 
+    def test_predicate_called_with_arguments(self) -> None:
+        # deepseek_v2.py shape: `use_intel_amx_backend(self.shared_experts.gate_up_proj)` (with_args in
+        # the rules); an argument with a side effect, or a predicate without with_args, keeps the call.
+        self.assertCodemod(
+            """
+            if use_intel_amx_backend(self.shared_experts.gate_up_proj) or ready:
+                out = self.forward_cpu(hidden_states)
+            if use_intel_amx_backend(make_layer()) or ready:
+                go()
+            if is_hip(device) or ready:
+                go()
+            """,
+            """
+            if ready:
+                out = self.forward_cpu(hidden_states)
+            if use_intel_amx_backend(make_layer()) or ready:
+                go()
+            if is_hip(device) or ready:
+                go()
+            """,
+        )
+
+    def test_isinstance_of_a_class_from_a_removed_module(self) -> None:
+        # disaggregation/utils.py / deepseek_v4_nextn.py shapes: no instance of a removed class exists.
+        from shrinker.codemods.inputs import CodemodInputs, Removed
+        from shrinker.rules.load import load_rules
+
+        inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed(modules=frozenset({
+            "sglang.srt.hardware_backend.npu.memory_pool_npu", "sglang.srt.layers.quantization.modelslim"})))
+        self.assertCodemod(
+            """
+            from sglang.srt.hardware_backend.npu.memory_pool_npu import NPUMLATokenToKVPool
+            from sglang.srt.layers.quantization.modelslim.modelslim import ModelSlimConfig
+
+            if isinstance(pool, (DSATokenToKVPool, NPUMLATokenToKVPool)):
+                register(pool)
+            elif isinstance(pool, (NPUMLATokenToKVPool, MHATokenToKVPool, DSATokenToKVPool)) and ready:
+                other(pool)
+            if isinstance(quant_config, ModelSlimConfig) or verbose:
+                log()
+            if isinstance(pool, MHATokenToKVPool):
+                plain()
+            """,
+            """
+            from sglang.srt.hardware_backend.npu.memory_pool_npu import NPUMLATokenToKVPool
+            from sglang.srt.layers.quantization.modelslim.modelslim import ModelSlimConfig
+
+            if isinstance(pool, DSATokenToKVPool):
+                register(pool)
+            elif isinstance(pool, (MHATokenToKVPool, DSATokenToKVPool)) and ready:
+                other(pool)
+            if verbose:
+                log()
+            if isinstance(pool, MHATokenToKVPool):
+                plain()
+            """,
+            inputs=inputs,
+        )
+
+    def test_enum_member_named_for_a_platform(self) -> None:
+        # disaggregation/utils.py shape: `transfer_backend == TransferBackend.ASCEND`; lower-case
+        # attributes (`self.npu`) are not enum members and stay.
+        self.assertCodemod(
+            """
+            if transfer_backend == TransferBackend.MOONCAKE:
+                use_mooncake()
+            elif transfer_backend == TransferBackend.ASCEND or forced:
+                use_ascend()
+            if backend != TransferBackend.NPU and x == self.npu:
+                go()
+            """,
+            """
+            if transfer_backend == TransferBackend.MOONCAKE:
+                use_mooncake()
+            elif forced:
+                use_ascend()
+            if x == self.npu:
+                go()
+            """,
+        )
+
+    def test_factory_registered_under_a_platform_name(self) -> None:
+        # lora/backend/lora_registry.py shape; a registration under another name stays.
+        self.assertCodemod(
+            """
+            @register_lora_backend("triton")
+            def create_triton_backend():
+                from sglang.srt.lora.backend.triton_backend import TritonLoRABackend
+
+                return TritonLoRABackend
+
+
+            @register_lora_backend("ascend")
+            def create_ascend_backend():
+                from sglang.srt.lora.backend.ascend_backend import AscendLoRABackend
+
+                return AscendLoRABackend
+
+
+            @register_lora_backend("torch_native")
+            def create_torch_native_backend():
+                return TorchNativeLoRABackend
+            """,
+            """
+            @register_lora_backend("triton")
+            def create_triton_backend():
+                from sglang.srt.lora.backend.triton_backend import TritonLoRABackend
+
+                return TritonLoRABackend
+
+
+            @register_lora_backend("torch_native")
+            def create_torch_native_backend():
+                return TorchNativeLoRABackend
+            """,
+        )
+
+    def test_function_local_flag_from_a_predicate_call(self) -> None:
+        # bench_one_batch shape: `_use_mlx = use_mlx()` inside a function; the module flag stays.
+        self.assertCodemod(
+            """
+            _is_hip = is_hip()
+
+            def load_model(server_args):
+                _use_mlx = use_mlx()
+                runner = make_runner()
+                if _use_mlx:
+                    runner = MlxRunner()
+                return runner
+            """,
+            """
+            _is_hip = is_hip()
+
+            def load_model(server_args):
+                _use_mlx = False
+                runner = make_runner()
+                if _use_mlx:
+                    runner = MlxRunner()
+                return runner
+            """,
+        )
+
+    def test_device_keyed_table_entries(self) -> None:
+        # cuda_graph_setup.py / allocation.py / eagle_worker_v2.py shapes: entries for other devices go;
+        # "cpu" goes only from a table that also has another platform's key.
+        self.assertCodemod(
+            """
+            graph_runners = defaultdict(
+                lambda: DecodeCudaGraphRunner,
+                {
+                    "cpu": CPUGraphRunner,
+                    "npu": NPUGraphRunner,
+                    "xpu": XPUGraphRunner,
+                },
+            )
+            runners = {"xpu": EAGLEDraftCudaGraphRunner, "npu": Npu, "cuda": EAGLEDraftCudaGraphRunner}
+            placement = {"cpu": pinned, "cuda": device}
+            """,
+            """
+            graph_runners = defaultdict(
+                lambda: DecodeCudaGraphRunner,
+                {},
+            )
+            runners = {"cuda": EAGLEDraftCudaGraphRunner}
+            placement = {"cpu": pinned, "cuda": device}
+            """,
+        )
+
     def test_not_of_a_partly_folded_expression(self) -> None:
         self.assertCodemod(
             """

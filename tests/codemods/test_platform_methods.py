@@ -155,12 +155,15 @@ class TestPlatformMethods(PlatformCodemodTest):
         )
 
     def test_strings_and_dynamic_lookups_stay(self) -> None:
+        # kernels/fused_op.py shape: a table of method names for getattr dispatch loses the entry of a
+        # removed method; a string elsewhere (getattr) stays, with a finding.
         instance = self.assertCodemod(
             """
             BACKEND_METHODS = {
                 KernelBackend.TORCH: "forward_native",
                 KernelBackend.TORCH_NPU: "forward_npu",
             }
+            FALLBACK = getattr(Op, "forward_npu", None)
 
             class Op:
                 def dispatch(self, key):
@@ -172,8 +175,8 @@ class TestPlatformMethods(PlatformCodemodTest):
             """
             BACKEND_METHODS = {
                 KernelBackend.TORCH: "forward_native",
-                KernelBackend.TORCH_NPU: "forward_npu",
             }
+            FALLBACK = getattr(Op, "forward_npu", None)
 
             class Op:
                 def dispatch(self, key):
@@ -182,6 +185,7 @@ class TestPlatformMethods(PlatformCodemodTest):
             findings=["string names platform method `forward_npu`"],
         )
         self.assertEqual(instance.changes["methods_removed"], 1)
+        self.assertEqual(instance.changes["dispatch_entries_removed"], 1)
 
     def test_reference_to_a_method_defined_elsewhere_is_reported(self) -> None:
         self.assertCodemod(
@@ -212,3 +216,41 @@ class TestPlatformMethods(PlatformCodemodTest):
                     return x
             """
         )
+
+    def test_methods_named_by_glob(self) -> None:
+        # kv_cache_configurator.py shape: `_build_ascend_*_kv_pool` builders (rules give a glob);
+        # a name the glob does not match stays.
+        self.assertCodemod(
+            """
+            class KVCacheConfigurator:
+                def build(self):
+                    return self._build_mla_kv_pool()
+
+                def _build_mla_kv_pool(self):
+                    return MLATokenToKVPool()
+
+                def _build_ascend_mla_kv_pool(self):
+                    from sglang.srt.hardware_backend.npu.memory_pool_npu import NPUMLATokenToKVPool
+
+                    return NPUMLATokenToKVPool()
+            """,
+            """
+            class KVCacheConfigurator:
+                def build(self):
+                    return self._build_mla_kv_pool()
+
+                def _build_mla_kv_pool(self):
+                    return MLATokenToKVPool()
+            """,
+        )
+
+    def test_method_names_glob_matching(self) -> None:
+        from shrinker.codemods.platform_methods import MethodNames
+
+        names = MethodNames(["forward_npu", "_build_ascend_*"])
+        self.assertIn("forward_npu", names)
+        self.assertIn("_build_ascend_swa_kv_pool", names)
+        self.assertNotIn("_build_mla_kv_pool", names)
+        self.assertNotIn("forward_npu_fused", names)
+        self.assertIsNotNone(names.regex().search("self._build_ascend_mha_kv_pool("))
+        self.assertIsNone(names.regex().search("self._build_mla_kv_pool("))
