@@ -14,9 +14,10 @@ class Removed:
 
     modules: frozenset[str] = frozenset()
     registry_keys: dict[str, frozenset[str]] = field(default_factory=dict)
-    # Cross-file facts some codemods read (filled by apply from the tracer's facts):
-    names: dict[str, frozenset[str]] = field(default_factory=dict)  # kept module → names it no longer provides
-    imported: dict[str, frozenset[str]] = field(default_factory=dict)  # module → names kept modules take ("*": all)
+    # Cross-file facts some codemods read (filled by apply from the tracer's facts). None = not known:
+    # then remove_unused_names keeps every public name, since another module may import it.
+    names: dict[str, frozenset[str]] | None = None  # kept module → names it no longer provides
+    imported: dict[str, frozenset[str]] | None = None  # module → names kept modules take ("*": all)
 
     def module_removed(self, dotted: str) -> bool:
         """True when `dotted` or a package above it is removed (`a.b` removed => `a.b.c` removed)."""
