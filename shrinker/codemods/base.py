@@ -280,3 +280,14 @@ def remove_elements(elements: list, drop: set[int]) -> list:
         # The new last element takes the old last element's comma (trailing comma, closing layout).
         kept[-1] = kept[-1].with_changes(comma=elements[last_index].comma)
     return kept
+
+
+class NodeIds(cst.CSTVisitor):
+    """Collects the ids of every node of a subtree (to tell whether a use sits in code that goes)."""
+
+    def __init__(self, into: set[int]):
+        self.into = into
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.into.add(id(node))
+        return True

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from fnmatch import fnmatchcase
-from typing import Optional, Union
+from typing import Optional
 
 import libcst as cst
 

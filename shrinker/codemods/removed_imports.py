@@ -32,7 +32,7 @@ from libcst.codemod import CodemodContext
 from libcst.helpers import get_absolute_module_from_package_for_import, get_full_name_for_node
 from libcst.metadata import ImportAssignment, ScopeProvider
 
-from shrinker.codemods.base import ShrinkCodemod
+from shrinker.codemods.base import NodeIds, ShrinkCodemod
 from shrinker.codemods.elements import drop_elements, drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs, Removed
 
@@ -171,20 +171,11 @@ def find_dead_imports(tree: cst.Module, package: str | None, removed: Removed,
     return dead
 
 
-class _Ids(cst.CSTVisitor):
-    def __init__(self, into: set[int]):
-        self.into = into
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.into.add(id(node))
-        return True
-
-
 def subtree_ids(nodes: Iterable[cst.CSTNode]) -> set[int]:
     """Ids of every node in the given subtrees (to place an access without a parent map)."""
     ids: set[int] = set()
     for node in nodes:
-        node.visit(_Ids(ids))
+        node.visit(NodeIds(ids))
     return ids
 
 

@@ -30,7 +30,7 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.metadata import Assignment, ImportAssignment, MetadataWrapper, ScopeProvider
 
-from shrinker.codemods.base import ShrinkCodemod
+from shrinker.codemods.base import NodeIds, ShrinkCodemod
 from shrinker.codemods.elements import drop_elements
 from shrinker.codemods.inputs import CodemodInputs, Removed
 from shrinker.codemods.registries import pure_test, string_value
@@ -131,19 +131,8 @@ def _used_names(wrapper: MetadataWrapper) -> set[str]:
     return used
 
 
-class _Ids(cst.CSTVisitor):
-    """Ids of every node of a subtree (to tell whether an access sits in code that goes)."""
-
-    def __init__(self, into: set[int]):
-        self.into = into
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.into.add(id(node))
-        return True
-
-
 def _subtree_ids(node: cst.CSTNode, into: set[int]) -> None:
-    node.visit(_Ids(into))
+    node.visit(NodeIds(into))
 
 
 class RemoveNewlyUnusedNames(ShrinkCodemod):
