@@ -157,3 +157,14 @@ def test_changed_module_failing_upstream_is_not_run(trees, fake_env):
     assert cmp.not_run == 1 and not cmp.regressions
     full = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None, reuse=False)
     assert full.pruned["sglang.srt.models.needs_missing_package"].status == "error" and full.not_run == 0
+
+
+def test_timeout_is_retried_with_a_longer_limit(trees, fake_env, monkeypatch):
+    from shrinker.verify import imports
+
+    upstream, pruned = trees
+    edit(pruned / HELPER, "def scale", "import time\ntime.sleep(2.5)\n\n\ndef scale")
+    monkeypatch.setattr(imports, "RETRY_FACTOR", 3)
+    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None, timeout=1.5,
+                          only=["sglang.srt.layers.helper_ops"])
+    assert cmp.pruned["sglang.srt.layers.helper_ops"].ok and not cmp.regressions  # passed on the 4.5 s retry
