@@ -41,7 +41,8 @@ print(json.dumps({"seconds": round(seconds, 2), "peak_rss_mb": round(rss / 1024,
 
 
 def _machine() -> dict:
-    return {"cores": os.cpu_count(), "python": platform.python_version(), "machine": platform.machine(),
+    return {"cores": os.cpu_count(), "load_avg_1min": round(os.getloadavg()[0], 2),
+            "python": platform.python_version(), "machine": platform.machine(),
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
