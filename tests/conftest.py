@@ -43,7 +43,7 @@ def mini_plan(mini_rules, tmp_path):
 
 @pytest.fixture(scope="session")
 def real_upstream():
-    """The pinned v0.5.16, fetched once (downloads ~15 MB the first time; no kernel wheel)."""
+    """The pinned v0.5.16 as `make plan` fetches it (sglang + sglang-kernel wheels, ~400 MB once)."""
     from shrinker.errors import ShrinkError
     from shrinker.upstream import fetch, load
 
@@ -52,6 +52,6 @@ def real_upstream():
     except ShrinkError:
         pass
     try:
-        return fetch("pypi:sglang==0.5.16", with_kernel=False, pin=False)
+        return fetch("pypi:sglang==0.5.16", pin=False)
     except ShrinkError as exc:
         pytest.skip(f"upstream not available: {exc}")

@@ -154,8 +154,10 @@ def _read_version(tree: Path, spec: Spec) -> str:
     return spec.ref
 
 
-def tree_dir(spec: Spec) -> Path:
-    return paths.cache_dir() / "trees" / spec.slug
+def tree_dir(spec: Spec, with_kernel: bool = True) -> Path:
+    """A tree fetched without the kernel wheel is kept apart: its manifests would differ."""
+    suffix = "" if with_kernel or spec.source != "pypi" else "-nokernel"
+    return paths.cache_dir() / "trees" / f"{spec.slug}{suffix}"
 
 
 def fetch(spec_text: str | None = None, *, with_kernel: bool = True, pin: bool = True) -> Upstream:
@@ -167,8 +169,8 @@ def fetch(spec_text: str | None = None, *, with_kernel: bool = True, pin: bool =
         spec = parse_spec(spec_text)
     except ValueError as exc:
         raise ShrinkError(str(exc)) from None
-    tree = tree_dir(spec)
-    meta_file = tree.parent / f"{spec.slug}.json"
+    tree = tree_dir(spec, with_kernel)
+    meta_file = tree.parent / f"{tree.name}.json"
     if (tree / ".git").exists() and meta_file.exists():
         up = Upstream(**{**json.loads(meta_file.read_text()), "root": tree})
     else:
@@ -199,8 +201,10 @@ def load(spec_text: str | None = None) -> Upstream:
         spec = parse_spec(spec_text)
     except ValueError as exc:
         raise ShrinkError(str(exc)) from None
-    tree = tree_dir(spec)
-    meta_file = tree.parent / f"{spec.slug}.json"
+    # The full tree when there is one, else one fetched with --no-kernel.
+    tree = next((t for t in (tree_dir(spec), tree_dir(spec, with_kernel=False))
+                 if (t / ".git").exists() and (t.parent / f"{t.name}.json").exists()), tree_dir(spec))
+    meta_file = tree.parent / f"{tree.name}.json"
     if not meta_file.exists() or not (tree / ".git").exists():
         raise ShrinkError(f"upstream {spec.text} is not fetched yet: run `shrink upstream fetch {spec.text}`")
     return Upstream(**{**json.loads(meta_file.read_text()), "root": tree})

@@ -13,7 +13,7 @@ from shrinker.gpu.wheels import record_hash
 def make_wheel(path: Path, files: dict[str, bytes], dist: str) -> Path:
     """A wheel with `files` plus dist-info (METADATA, WHEEL, RECORD), deflated like PyPI's."""
     meta = {
-        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {dist.split('-')[0]}\nVersion: {dist.split('-')[1].removesuffix('.dist-info')}\n".encode(),
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {dist.split('-')[0]}\nVersion: {dist.removesuffix('.dist-info').split('-')[1]}\n".encode(),
         f"{dist}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp310-abi3-manylinux2014_x86_64\n",
     }
     everything = {**files, **meta}
