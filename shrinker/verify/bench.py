@@ -7,7 +7,8 @@ Runs (each a full verify_tree, all checks, 2 workers):
   (what the gate after a batch costs when few files changed);
 - full (--full): the same with reuse off, every module of the copy re-imported (the worst case:
   a batch that touches a file every import loads);
-- work tree (--work-tree): build/deepseek-v<version>/ as `shrink apply` left it, when it exists.
+- work tree (--work-tree): build/deepseek-v<version>/ as `shrink apply` left it, when it exists
+  (with --full also with reuse off).
 A first run that fills the upstream caches is timed as `cold_upstream`. Writes reports/bench/verify.json.
 """
 
@@ -79,7 +80,11 @@ def main(argv: list[str] | None = None) -> int:
             report["runs"]["full_no_reuse"] = _run(clone, up.root, env=env, reuse=False)
     work = paths.work_tree_dir("deepseek", up.version)
     if args.work_tree and work.is_dir():
+        head = subprocess.run(["git", "-C", str(work), "log", "--oneline", "-1"], capture_output=True, text=True)
+        report["work_tree_head"] = head.stdout.strip()
         report["runs"]["work_tree"] = _run(work, up.root, env=env)
+        if args.full:
+            report["runs"]["work_tree_no_reuse"] = _run(work, up.root, env=env, reuse=False)
     report["machine"]["load_avg_at_end"] = os.getloadavg()[0]
     report["within_target"] = {name: run["seconds"] <= TARGET_S for name, run in report["runs"].items()
                                if name != "cold_upstream"}
