@@ -46,16 +46,15 @@ def _pull_dependents_forward(g: ImportGraph, batches: list[BatchPlan], deleted_i
                              decisions: list[Decision]) -> None:
     """A module deleted late that imports one deleted earlier would break the trees in between:
     delete it in the earlier batch (to a fixpoint), so every intermediate tree still imports.
-    Modules kept code reaches only under a platform guard stay in their batch: the guard is folded
-    there, and until then only a non-CUDA path imports them."""
+    A module kept code reaches only under a platform guard moves too: make_batches then folds the
+    guard in its kept importers in that earlier batch."""
     lines = {d.path: d.lines for d in decisions}
-    guarded = {d.path for d in decisions if d.rule == "platform_guard"}
     changed = True
     while changed:
         changed = False
         for module, index in sorted(deleted_in.items()):
             earliest = min((deleted_in[t] for t in g.graph.adj[module] if t in deleted_in), default=index)
-            if earliest < index and g.module_path[module] not in guarded:
+            if earliest < index:
                 path = g.module_path[module]
                 batches[index].delete.remove(path)
                 batches[index].lines -= lines[path]
@@ -98,6 +97,13 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
             else:
                 files = sorted(g.module_path[m] for m in kept_modules)
             targets[codemod] = files
+        # Kept files that reach a module this batch deletes only under a platform guard: fold the guard
+        # in this batch (first), so the import goes with its branch instead of being left dangling.
+        guarded = sorted({g.module_path[u] for (u, m), why in reach.dead_edges.items()
+                          if why.code == "platform_guard" and deleted_in.get(m) == i and u in reach.kept
+                          and g.module_path.get(u)})
+        if guarded and "fold_platform" not in targets:
+            targets = {"fold_platform": guarded, **targets}
         if "remove_unused_names" in spec.codemods:
             targets["remove_unused_names"] = sorted({p for files in targets.values() for p in files})
         batches[i].codemods = targets
