@@ -8,7 +8,7 @@ Runs (each a full verify_tree, all checks, 2 workers):
 - full (--full): the same with reuse off, every module of the copy re-imported (the worst case:
   a batch that touches a file every import loads);
 - work tree (--work-tree): build/deepseek-v<version>/ as `shrink apply` left it, when it exists
-  (with --full also with reuse off).
+  (with --full also with reuse off); --tree PATH: any tree, e.g. a clone of the work tree at a batch.
 A first run that fills the upstream caches is timed as `cold_upstream`. Writes reports/bench/verify.json.
 """
 
@@ -34,9 +34,11 @@ TARGET_S = 300.0
 
 
 def _run(tree: Path, upstream_root: Path, **kwargs) -> dict:
-    start, cpu = time.monotonic(), _children_cpu()
+    start, cpu, load = time.monotonic(), _children_cpu(), os.getloadavg()[0]
     result = verify_tree(tree, upstream_root, **kwargs)
     return {"seconds": round(time.monotonic() - start, 1), "cpu_seconds": round(_children_cpu() - cpu, 1),
+            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "load_avg": [round(load, 2), round(os.getloadavg()[0], 2)],
             "passed": result.passed, "regressions": result.regressions,
             "checks": {c.name: {"seconds": c.seconds, **c.counts} for c in result.checks}}
 
@@ -58,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="also time a run with reuse off")
     parser.add_argument("--work-tree", action="store_true", help="also time the applied work tree")
+    parser.add_argument("--tree", type=Path, default=None,
+                        help="also time this tree (e.g. a clone of the work tree at a batch: apply must not be "
+                             "changing a tree while it is timed)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
 
@@ -85,7 +90,19 @@ def main(argv: list[str] | None = None) -> int:
         report["runs"]["work_tree"] = _run(work, up.root, env=env)
         if args.full:
             report["runs"]["work_tree_no_reuse"] = _run(work, up.root, env=env, reuse=False)
+    if args.tree:
+        head = subprocess.run(["git", "-C", str(args.tree), "log", "--oneline", "-1"], capture_output=True, text=True)
+        report["tree"] = {"path": str(args.tree), "head": head.stdout.strip()}
+        report["runs"]["tree"] = _run(args.tree, up.root, env=env)
+        if args.full:
+            report["runs"]["tree_no_reuse"] = _run(args.tree, up.root, env=env, reuse=False)
     report["machine"]["load_avg_at_end"] = os.getloadavg()[0]
+    if out.exists():  # keep runs this invocation did not repeat (e.g. the one-off cold upstream run)
+        try:
+            earlier = json.loads(out.read_text()).get("runs", {})
+        except ValueError:
+            earlier = {}
+        report["runs"] = {**{k: v for k, v in earlier.items() if k not in report["runs"]}, **report["runs"]}
     report["within_target"] = {name: run["seconds"] <= TARGET_S for name, run in report["runs"].items()
                                if name != "cold_upstream"}
     out.parent.mkdir(parents=True, exist_ok=True)
