@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup plan test test-fast bench regen gpu-bundle clean-cache
+.PHONY: setup plan test test-fast bench regen gpu-bundle verify-env verify clean-cache
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -27,6 +27,12 @@ test: $(STAMP)  ## all tests (integration tests download the pinned upstream onc
 
 test-fast: $(STAMP)  ## unit tests only (no upstream download)
 	$(BIN)/pytest -q -m "not upstream"
+
+verify-env: $(STAMP)  ## .venv-verify: CPU torch + what sglang 0.5.16 imports (once, ~3 min)
+	$(BIN)/shrink verify env
+
+verify: verify-env  ## the work tree against upstream -> reports/deepseek/v0.5.16/verify.{json,md}
+	$(BIN)/shrink verify
 
 regen: $(STAMP)  ## follow the newest upstream release (TO=pypi:sglang==X to choose): report, exit 1 if a person is needed
 	$(BIN)/shrink regen $(if $(TO),--to $(TO),)
