@@ -121,7 +121,8 @@ def _codemod_work(batch: dict, tree: Path, extra: list[str] = ()) -> dict[tuple[
 
 
 def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dry_run: bool,
-              baseline: set, use_verify: bool, name_baseline: set = frozenset()) -> BatchOutcome:
+              baseline: set, use_verify: bool, name_baseline: set = frozenset(),
+              upstream_root: Path | None = None) -> BatchOutcome:
     batch = plan["batches"][number - 1]
     outcome = BatchOutcome(number, batch["name"])
     start = time.perf_counter()
@@ -142,10 +143,9 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
                                   description=f"batch {number}: {'+'.join(names)}")
         for res in results:
             rel = Path(res.path).relative_to(tree).as_posix()
-            outcome.codemods.setdefault("+".join(names), {"files": 0, "success": 0, "failure": 0})
-            stats = outcome.codemods["+".join(names)]
+            stats = outcome.codemods.setdefault("+".join(names), {"files": 0, "success": 0, "failure": 0, "skip": 0})
             stats["files"] += 1
-            stats[res.status if res.status != "skip" else "files"] += 0 if res.status == "skip" else 1
+            stats[res.status] += 1
             if res.status == "failure":
                 failures.append(f"{rel}: {res.error}")
             findings.extend(res.findings)
@@ -157,7 +157,7 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
     outcome.lines_removed = sum(before.values()) + edited_removed
     gate: GateResult = run_gate(tree, [rules.profile.package, *rules.profile.extra_packages], failures,
                                 findings, baseline, later=_deleted_after(plan, number), use_verify=use_verify,
-                                name_baseline=name_baseline)
+                                name_baseline=name_baseline, upstream_root=upstream_root)
     outcome.findings = gate.findings
     outcome.seconds = round(time.perf_counter() - start, 2)
     if dry_run:
@@ -243,7 +243,8 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
     for number in todo:
         console.print(f"[bold]batch {number}[/] {plan['batches'][number - 1]['name']} ...")
         outcome = apply_one(repo, tree, plan, number, rules, jobs=jobs, dry_run=dry_run,
-                            baseline=baseline, use_verify=use_verify, name_baseline=name_baseline)
+                            baseline=baseline, use_verify=use_verify, name_baseline=name_baseline,
+                            upstream_root=upstream.root)
         outcomes.append(outcome)
         if outcome.gate == "failed" and not dry_run:
             _write_batch_failure(report_dir, outcome)
