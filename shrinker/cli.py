@@ -58,7 +58,7 @@ def main() -> None:
     try:
         app(standalone_mode=False)
     except ShrinkError as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {exc}", soft_wrap=True, highlight=False)  # one line, never wrapped
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         console.print("[red]aborted[/]")

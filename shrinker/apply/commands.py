@@ -21,12 +21,14 @@ def register(app: typer.Typer) -> None:
         profile: str = typer.Option("deepseek", "--profile", "-p"),
         jobs: int = typer.Option(2, "--jobs", "-j"),
         no_verify: bool = typer.Option(False, "--no-verify", help="Gate with the built-in checks only."),
+        keep_failed: bool = typer.Option(False, "--keep-failed",
+                                         help="Keep a failed batch's state on branch failed/batch-N to inspect."),
     ) -> None:
         """Apply plan batches to build/<profile>-v<version>/: one verified git commit per batch."""
         from shrinker.apply.run import apply_batches
 
         outcomes = apply_batches(profile, batch=batch, all_batches=all_batches, dry_run=dry_run, reset=reset,
-                                 jobs=jobs, use_verify=not no_verify)
+                                 jobs=jobs, use_verify=not no_verify, keep_failed=keep_failed)
         table = Table(title="apply")
         for col in ("#", "batch", "deleted", "edited", "lines removed", "gate", "commit", "s"):
             table.add_column(col, no_wrap=True)

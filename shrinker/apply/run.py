@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from shrinker import paths
 from shrinker.apply.gate import GateResult, missing_names, run_gate, unresolved_imports
-from shrinker.apply.worktree import applied_batches, commit_all, open_worktree, roll_back
+from shrinker.apply.worktree import applied_batches, commit_all, keep_on_branch, open_worktree, roll_back
 from shrinker.codemods.inputs import CodemodInputs, Removed
 from shrinker.codemods.pipeline import FileItem, transform_files
 from shrinker.console import console
@@ -53,7 +54,25 @@ def python_lines(tree: Path) -> int:
     return total
 
 
-def _removed_through(plan: dict, number: int, tree: Path) -> Removed:
+def platform_classes_by_module(tree: Path, rules) -> dict[str, frozenset[str]]:
+    """Kept module -> the classes in it that rules.platform.classes names (text scan of the tree)."""
+    from shrinker.codemods.platform_classes import platform_classes_defined
+
+    if not rules.platform.classes:
+        return {}
+    inputs = CodemodInputs(rules=rules, removed=Removed())
+    out = {}
+    for root in IMPORT_ROOTS:
+        base = tree / root
+        if base.is_dir():
+            for path in base.rglob("*.py"):
+                names = platform_classes_defined(path.read_text(errors="replace"), inputs)
+                if names:
+                    out[module_of(path.relative_to(tree).as_posix())] = frozenset(names)
+    return out
+
+
+def _removed_through(plan: dict, number: int, tree: Path, rules=None) -> Removed:
     """What batches 1..number remove, with the cross-file facts the codemods read."""
     from shrinker.codemods.removed_imports import lost_names_from_facts
     from shrinker.codemods.unused_names import imported_names_from_facts
@@ -65,8 +84,27 @@ def _removed_through(plan: dict, number: int, tree: Path) -> Removed:
     removed = Removed(modules=frozenset(modules), registry_keys=keys)
     facts = list(build_graph(tree).facts.values())  # cached: only files edited so far re-parse
     removed.names = lost_names_from_facts(facts, removed)
+    if rules is not None:  # a platform batch: remove_platform_classes drops these, importers follow
+        for module, names in platform_classes_by_module(tree, rules).items():
+            removed.names[module] = removed.names.get(module, frozenset()) | names
     removed.imported = imported_names_from_facts(facts, removed)
     return removed
+
+
+_METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+
+
+def shared_method_names(tree: Path) -> frozenset[str]:
+    """Names defined as an indented `def` two or more times across the tree: a method another class
+    may also define (over-approximated: nested functions count too, which only keeps more)."""
+    counts: dict[str, int] = defaultdict(int)
+    for root in IMPORT_ROOTS:
+        base = tree / root
+        if base.is_dir():
+            for path in base.rglob("*.py"):
+                for name in _METHOD_DEF.findall(path.read_text(errors="replace")):
+                    counts[name] += 1
+    return frozenset(n for n, c in counts.items() if c > 1)
 
 
 def plan_digest(plan: dict) -> str:
@@ -122,7 +160,7 @@ def _codemod_work(batch: dict, tree: Path, extra: list[str] = ()) -> dict[tuple[
 
 def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dry_run: bool,
               baseline: set, use_verify: bool, name_baseline: set = frozenset(),
-              upstream_root: Path | None = None) -> BatchOutcome:
+              upstream_root: Path | None = None, keep_failed: bool = False) -> BatchOutcome:
     batch = plan["batches"][number - 1]
     outcome = BatchOutcome(number, batch["name"])
     start = time.perf_counter()
@@ -133,7 +171,9 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
         if target.exists():
             target.unlink()
             outcome.files_deleted += 1
-    inputs = CodemodInputs(rules=rules, removed=_removed_through(plan, number, tree))
+    platform_batch = any(e["name"] == "fold_platform" for e in batch["codemods"])
+    inputs = CodemodInputs(rules=rules, removed=_removed_through(plan, number, tree, rules if platform_batch else None),
+                           shared_methods=shared_method_names(tree))
     failures, findings = [], []
     edited_removed = 0
     work = _codemod_work(batch, tree, _importers_of_lost_names(tree, inputs.removed))
@@ -174,6 +214,8 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
         outcome.commit = commit_all(repo, message)
     else:
         outcome.gate = "failed"
+        if keep_failed:  # inspection aid: the failed state is kept on a side branch, the tree still rolls back
+            outcome.commit = keep_on_branch(repo, f"failed/batch-{number}", f"shrink: failed batch {number}")
         roll_back(repo)
     return outcome
 
@@ -210,7 +252,8 @@ def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: 
 
 def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_batches: bool = False,
                   dry_run: bool = False, reset: bool = False, jobs: int = 2,
-                  use_verify: bool = True, spec: str | None = None) -> list[BatchOutcome]:
+                  use_verify: bool = True, spec: str | None = None,
+                  keep_failed: bool = False) -> list[BatchOutcome]:
     upstream = load(spec)
     rules = load_rules(profile)
     plan = load_batches(profile, upstream.version)
@@ -244,7 +287,7 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
         console.print(f"[bold]batch {number}[/] {plan['batches'][number - 1]['name']} ...")
         outcome = apply_one(repo, tree, plan, number, rules, jobs=jobs, dry_run=dry_run,
                             baseline=baseline, use_verify=use_verify, name_baseline=name_baseline,
-                            upstream_root=upstream.root)
+                            upstream_root=upstream.root, keep_failed=keep_failed)
         outcomes.append(outcome)
         if outcome.gate == "failed" and not dry_run:
             _write_batch_failure(report_dir, outcome)

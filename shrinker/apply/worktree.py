@@ -59,3 +59,13 @@ def roll_back(repo: git.Repo) -> None:
     """Back to the last commit: only ever run on the tool's own work tree."""
     repo.git.reset("-q", "--hard", "HEAD")
     repo.git.clean("-q", "-fd")
+
+
+def keep_on_branch(repo: git.Repo, branch: str, message: str) -> str:
+    """Commit the current (failed) state on `branch` without moving HEAD; returns the commit."""
+    with repo.git.custom_environment(**AUTHOR):
+        repo.git.add("-A")
+        tree = repo.git.write_tree()
+        commit = repo.git.commit_tree(tree, "-p", "HEAD", "-m", message)
+    repo.git.branch("-f", branch, commit)
+    return commit

@@ -28,6 +28,7 @@ from shrinker.codemods.base import ShrinkCodemod
 from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
 from shrinker.codemods.registries import removed_keys, string_value
+from shrinker.rules.predicates import MethodNames
 from shrinker.codemods.removed_imports import module_and_package
 from shrinker.rules.schema import Registry
 
@@ -62,6 +63,8 @@ class PruneCliChoices(ShrinkCodemod):
         self._options: list[dict] = []  # the option being visited: {"name", "regs"}
         self._option_regs: dict[str, list[Registry]] = {}  # option name -> registries its choices follow
         self._stores: list[tuple[str, str, cst.CSTNode]] = []  # self.<attr> = "<string>"
+        self._functions: list[str] = []
+        self._platform_methods = MethodNames(inputs.rules.platform.methods)
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
@@ -127,9 +130,18 @@ class PruneCliChoices(ShrinkCodemod):
                 return node.with_changes(value=new)
         return node
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        self._functions.pop()
+        return updated_node
+
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
         if len(updated_node.targets) != 1:
             return updated_node
+        if any(f in self._platform_methods for f in self._functions):
+            return updated_node  # inside `_handle_cpu_backends`: the platform batch removes it whole
         target = updated_node.targets[0].target
         if isinstance(target, cst.Attribute) and get_full_name_for_node(target.value) == "self":
             for string in _strings(updated_node.value):

@@ -325,8 +325,9 @@ def _trigger_regex(names: tuple[str, ...], strings: tuple[str, ...]) -> re.Patte
             parts.append(r"\w*".join(re.escape(p) for p in re.split(r"[*?]|\[[^]]*\]", name)))
         else:
             parts.append(re.escape(name))
-    parts += [r"""['"]""" + re.escape(s) + r"""['"]""" for s in strings]
-    parts += [r"\." + re.escape(s.upper()) + r"\b" for s in strings]  # enum members: TransferBackend.ASCEND
+    # a platform name, alone or as one word of a string / enum member ("kernel_ascend", .MHA_NPU)
+    parts += [r"""['"](?:[\w.]*[_-])?""" + re.escape(s) + r"""(?:[_-][\w.-]*)?['"]""" for s in strings]
+    parts += [r"\.(?:\w*_)?" + re.escape(s.upper()) + r"(?:_\w*)?\b" for s in strings]
     return re.compile("|".join(parts))
 
 

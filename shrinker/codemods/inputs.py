@@ -35,6 +35,9 @@ class CodemodInputs:
     rules: Rules
     removed: Removed
     table: PredicateTable = None  # type: ignore[assignment]
+    # Method names defined in two or more classes of the kept tree (None = not known: no method is
+    # removed by remove_platform_bound, since removing one could unmask a base-class method).
+    shared_methods: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if self.table is None:

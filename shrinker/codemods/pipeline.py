@@ -10,7 +10,9 @@ defines (pyflakes, compared with the original), for the apply gate and the batch
 Codemods are found by NAME in CODEMODS (the names rules/<profile>.toml [[batches]].codemods use).
 `resolve_codemods` completes a batch's list with what the platform codemods need to leave no trace:
 fold_platform -> remove_dead_branches (the folded tests decide branches) and, after any platform
-codemod, remove_platform_imports (imports only the removed code used); the platform group runs in
+codemod, remove_platform_imports (imports only the removed code used) and, after folding,
+remove_platform_bound (functions left always raising NameError); folding also brings
+remove_platform_classes (classes rules.platform.classes names) first; the platform group runs in
 its canonical order at the place of its first member, other codemods keep the order given.
 """
 
@@ -43,7 +45,8 @@ CODEMODS: dict[str, type[ShrinkCodemod]] = {
 }
 
 # Modules of codemods written alongside these; each may be absent while it is being written.
-_OPTIONAL_MODULES = ("removed_imports", "registries", "cli_choices", "unused_names")
+_OPTIONAL_MODULES = ("removed_imports", "registries", "cli_choices", "unused_names", "platform_bound",
+                     "platform_classes")
 
 
 def _load_optional() -> None:
@@ -63,9 +66,11 @@ def _load_optional() -> None:
 
 _load_optional()
 
-PLATFORM_GROUP = ("fold_platform", "remove_dead_branches", "remove_platform_methods", "remove_platform_imports")
+PLATFORM_GROUP = ("remove_platform_classes", "fold_platform", "remove_dead_branches", "remove_platform_methods", "remove_platform_imports",
+                  "remove_platform_bound")
 _IMPLIES = {
-    "fold_platform": ("remove_dead_branches", "remove_platform_imports"),
+    "fold_platform": ("remove_platform_classes", "remove_dead_branches", "remove_platform_imports",
+                      "remove_platform_bound"),
     "remove_dead_branches": ("remove_platform_imports",),
     "remove_platform_methods": ("remove_platform_imports",),
 }

@@ -8,6 +8,8 @@ SGLang shapes handled (v0.5.16):
 - class-level aliases naming such a method (`forward_hip = forward_cuda`) go with it;
 - literal dispatch tables: a dict entry whose value is `<obj>.forward_npu` (`{"npu": self.forward_npu}`)
   goes (it would raise AttributeError once the method is gone);
+- call sites on a line of their own, `self._handle_npu_backends()` (ServerArgs.__post_init__), go with
+  the method (a block they empty gets `pass`);
 - the `if _is_npu: return self.forward_npu` branches of `dispatch_forward` are removed earlier by
   remove_dead_branches (their tests fold).
 
@@ -22,35 +24,28 @@ Kept, with a finding (never an AttributeError/NameError behind):
 from __future__ import annotations
 
 import re
-from fnmatch import fnmatchcase
 from typing import Optional
 
 import libcst as cst
 
 from shrinker.codemods.base import ShrinkCodemod, pass_block, remove_elements
 from shrinker.codemods.inputs import CodemodInputs
-
-
-class MethodNames:
-    """The method names rules.platform.methods gives: exact names, or globs (`_build_ascend_*`)."""
-
-    def __init__(self, patterns: list[str]) -> None:
-        self.exact = frozenset(p for p in patterns if "*" not in p)
-        self.globs = tuple(sorted(p for p in patterns if "*" in p))
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and (name in self.exact or any(fnmatchcase(name, g) for g in self.globs))
-
-    def regex(self) -> re.Pattern:
-        """Matches source text that may name one of these methods (a cheap pre-filter)."""
-        parts = [re.escape(m) for m in sorted(self.exact)]
-        parts += [r"\w*".join(re.escape(piece) for piece in g.split("*")) for g in self.globs]
-        return re.compile("|".join(parts))
+from shrinker.rules.predicates import MethodNames
 
 
 def _method_string(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
         return node.evaluated_value
+    return None
+
+
+def _self_call(stmt: cst.BaseStatement) -> Optional[str]:
+    """`self.<name>(...)` alone on a line: the method name."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr):
+        call = stmt.body[0].value
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"):
+            return call.func.attr.value
     return None
 
 
@@ -124,6 +119,17 @@ class _Collector(cst.CSTVisitor):
             self._owners.append(target.value)
             node.value.visit(self)  # `forward_hip = forward_cuda`: references owned by the alias
             self._owners.pop()
+            return False
+        return True
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> Optional[bool]:
+        name = _self_call(node)
+        if name is not None and name in self.methods:
+            # `self._handle_npu_backends()` on a line of its own: a call site that goes with the method
+            self.entries.setdefault(name, []).append(node)
+            call = node.body[0].value
+            for arg in call.args:
+                arg.visit(self)
             return False
         return True
 
@@ -236,6 +242,19 @@ class RemovePlatformMethods(ShrinkCodemod):
             self.count("class_bodies_emptied")
             block = pass_block(block)
         return updated_node.with_changes(body=block)
+
+    # -- call sites: `self._handle_npu_backends()` on its own line --------------------------------
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine):
+        if _self_call(original_node) in self.removable:
+            self.count("call_sites_removed")
+            return cst.RemoveFromParent()
+        return updated_node
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock):
+        if original_node.body and not updated_node.body:
+            return pass_block(updated_node)
+        return updated_node
 
     # -- dispatch tables -----------------------------------------------------------------------
     def leave_Dict(self, original_node: cst.Dict, updated_node: cst.Dict) -> cst.Dict:

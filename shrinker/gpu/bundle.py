@@ -159,8 +159,12 @@ def _dir_key(root: Path) -> str:
     return h.hexdigest()[:24]
 
 
-def tree_roots(which: list[str], profile: str = "deepseek") -> dict[str, Path]:
-    """which -> the folder holding the `sglang` package (<root>/python) for each tree asked for."""
+def tree_roots(which: list[str], profile: str = "deepseek", pruned_tree: Path | None = None) -> dict[str, Path]:
+    """which -> the folder holding the `sglang` package (<root>/python) for each tree asked for.
+
+    `pruned_tree`: the pruned tree's root (holding python/sglang) instead of the work tree, e.g. a
+    read-only snapshot (`git -C build/deepseek-v0.5.16 archive <commit> | tar -x -C DIR`).
+    """
     from shrinker.upstream import load
 
     up = load()
@@ -169,9 +173,10 @@ def tree_roots(which: list[str], profile: str = "deepseek") -> dict[str, Path]:
         if w == "upstream":
             roots[w] = up.python_dir
         elif w == "pruned":
-            work = paths.work_tree_dir(profile, up.version)
-            if not (work / "python").is_dir():
-                raise ShrinkError(f"no pruned work tree at {work}: run `shrink apply` first")
+            work = Path(pruned_tree) if pruned_tree is not None else paths.work_tree_dir(profile, up.version)
+            if not (work / "python" / "sglang").is_dir():
+                hint = "pass a folder holding python/sglang" if pruned_tree is not None else "run `shrink apply` first"
+                raise ShrinkError(f"no pruned tree at {work} (no python/sglang): {hint}")
             roots[w] = work / "python"
         else:
             raise ShrinkError(f"unknown tree {w!r}: use upstream or pruned")

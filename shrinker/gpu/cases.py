@@ -26,6 +26,8 @@ class Launch:
     model: str
     flags: list[str]
     groups: list[str]
+    gpus: int = 1  # GPUs the launch needs (--tp-size); a machine with fewer skips it as not run
+    startup_timeout_s: float | None = None  # launch -> /health 200 limit, when not [server]'s
 
 
 @dataclass
@@ -43,6 +45,10 @@ class Cases:
 
     def model(self, name: str) -> dict:
         return self.raw["models"][name]
+
+    def parts(self) -> list[int]:
+        """Every part number: the launches' and the timing's."""
+        return sorted({launch.part for launch in self.launches} | {int(self.timing["part"])})
 
     def launch(self, name: str) -> Launch:
         for launch in self.launches:
@@ -63,7 +69,9 @@ def load_cases(path: Path = CASES_FILE) -> Cases:
     cases = Cases(raw=raw)
     for item in raw.get("launch", []):
         cases.launches.append(Launch(name=item["name"], part=int(item["part"]), model=item["model"],
-                                     flags=list(item["flags"]), groups=list(item["groups"])))
+                                     flags=list(item["flags"]), groups=list(item["groups"]),
+                                     gpus=int(item.get("gpus", 1)),
+                                     startup_timeout_s=item.get("startup_timeout_s")))
     return cases
 
 

@@ -33,6 +33,9 @@ def register(app: typer.Typer) -> None:
                                        "(for alternating timings)."),
         no_upstream: bool = typer.Option(False, "--no-upstream", help="With --which pruned: leave upstream out."),
         blackwell: bool = typer.Option(False, "--blackwell", help="Also ship sgl_kernel's sm100 ops."),
+        tree: Optional[Path] = typer.Option(None, "--tree",
+                                            help="With --which pruned: the pruned tree's root (holding python/sglang) "
+                                                 "instead of the work tree, e.g. a `git archive` snapshot of a batch commit."),
     ) -> None:
         """Pack what the GPU machine lacks into .gpu-bundle/ship/ (carry it to the device)."""
         from shrinker import paths
@@ -41,10 +44,13 @@ def register(app: typer.Typer) -> None:
         if which not in ("upstream", "pruned"):
             raise ShrinkError(f"--which must be upstream or pruned, not {which!r}")
         trees = ["upstream"] if which == "upstream" else (["pruned"] if no_upstream else ["pruned", "upstream"])
+        if tree is not None and which != "pruned":
+            raise ShrinkError("--tree names the pruned tree: use it with --which pruned")
         spec = bundle.load_spec()
         kernel = paths.cache_dir() / "downloads" / spec["kernel"]["wheel"]
         with console.status("building the GPU bundle (first time: downloads and xz, a few minutes) ..."):
-            manifest = bundle.build_bundle(bundle.tree_roots(trees), kernel, blackwell=blackwell, spec=spec)
+            manifest = bundle.build_bundle(bundle.tree_roots(trees, pruned_tree=tree), kernel, blackwell=blackwell,
+                                           spec=spec)
         for a in manifest["archives"]:
             out.print(f"  {a['file']:28} {a['bytes'] / 2**20:7.1f} MiB  {len(a['wheels'])} wheel(s)")
         out.print(f"[green]bundle[/] {bundle.ship_dir()}  {manifest['total_bytes'] / 2**20:.1f} MiB  "

@@ -16,6 +16,7 @@ from pathlib import Path
 IGNORED_KEYS = frozenset({"id", "created", "system_fingerprint", "rid", "request_id"})
 IGNORED_PARTS = ("latency", "_ts", "timestamp", "time_", "_time", "throughput")
 LOGPROB_TOL = 1e-2
+NOT_RUN = "not-run"  # a launch this machine cannot run (too few GPUs): listed, never a pass
 
 
 def _ignored(key: str) -> bool:
@@ -122,7 +123,7 @@ def first_difference(a, b, path: str = "") -> str | None:
 class CaseResult:
     launch: str
     request: str
-    status: str  # pass | fail | missing | error
+    status: str  # pass | fail | missing | error | not-run
     detail: str = ""
 
     @property
@@ -149,11 +150,15 @@ def compare_launches(ref: dict, new: dict) -> list[CaseResult]:
     """Every request of every reference launch that ran, against the same request of this run."""
     results = []
     for lname, rl in sorted(ref.items()):
-        if rl.get("status") != "ok":
-            continue  # nothing recorded upstream: reported by the runner, not a pruned failure
+        if rl.get("status") != "ok":  # nothing recorded upstream: this launch cannot pass
+            results.append(CaseResult(lname, "*", "error", f"no upstream reference: upstream launch {rl.get('status')}"))
+            continue
         nl = new.get(lname)
         if nl is None:
             results.append(CaseResult(lname, "*", "missing", "launch not run"))
+            continue
+        if str(nl.get("status", "")).startswith("not run"):
+            results.append(CaseResult(lname, "*", NOT_RUN, nl["status"]))
             continue
         if nl.get("status") != "ok":
             results.append(CaseResult(lname, "*", "error", f"launch {nl.get('status')}"))

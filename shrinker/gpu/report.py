@@ -22,7 +22,7 @@ def _load_runs(run_dirs: list[Path]) -> tuple[dict, list[dict], dict]:
     summaries: list[dict] = []
     timing: dict = {}
     for d in run_dirs:
-        for f in sorted(Path(d).glob("results-part*-pruned.json")):
+        for f in sorted(Path(d).glob("results-part*-pruned*.json")):
             data = json.loads(f.read_text())
             pruned["parts"].append({k: v for k, v in data.items() if k != "launches"})
             pruned["launches"].update(data.get("launches", {}))
@@ -42,7 +42,7 @@ def _median(values: list[float]) -> float | None:
 
 
 def timing_ratios(timing: dict) -> dict:
-    """pruned/upstream for import, start-up and each bench_one_batch row (medians over rounds)."""
+    """pruned/upstream for import, start-up and each bench_one_batch row (medians over rounds and repeats)."""
     if not timing or "pruned" not in timing.get("trees", []) or "upstream" not in timing.get("trees", []):
         return {}
     out: dict = {}
@@ -53,24 +53,36 @@ def timing_ratios(timing: dict) -> dict:
     imp = timing.get("import", {})
     out["import_median_s"] = {w: imp.get(w, {}).get("median_s") for w in ("pruned", "upstream")}
     out["import_ratio"] = ratio(out["import_median_s"]["pruned"], out["import_median_s"]["upstream"])
+    startup = timing.get("startup") if isinstance(timing.get("startup"), dict) else {}
+    if startup and "error" not in startup:
+        med = {w: _median([r.get("ready_s") for r in startup.get(w, []) if isinstance(r, dict)])
+               for w in ("pruned", "upstream")}
+        out["startup_median_s"] = med
+        out["startup_ratio"] = ratio(med["pruned"], med["upstream"])
     rows: dict = {}
+    bench = timing.get("bench") if isinstance(timing.get("bench"), dict) else {}
     for w in ("pruned", "upstream"):
-        for rnd in timing.get("bench", {}).get(w, []):
+        for rnd in bench.get(w, []) if isinstance(bench.get(w), list) else []:
             for row in rnd.get("rows", []):
                 key = f"bs{row['batch_size']}-in{row['input_len']}-out{row['output_len']}"
                 for metric in ("prefill_latency", "median_decode_latency", "total_latency"):
                     rows.setdefault(key, {}).setdefault(metric, {}).setdefault(w, []).append(row.get(metric))
-    bench = {}
+    table = {}
     for key, metrics in sorted(rows.items()):
-        bench[key] = {}
+        table[key] = {}
         for metric, by_tree in metrics.items():
             p, u = _median(by_tree.get("pruned", [])), _median(by_tree.get("upstream", []))
-            bench[key][metric] = {"pruned": p, "upstream": u, "ratio": ratio(p, u)}
-    out["bench"] = bench
-    worst = [v["ratio"] for m in bench.values() for v in m.values() if v["ratio"]]
+            table[key][metric] = {"pruned": p, "upstream": u, "ratio": ratio(p, u),
+                                  "samples": {w: len(v) for w, v in by_tree.items()}}
+    out["bench"] = table
+    worst = [v["ratio"] for m in table.values() for v in m.values() if v["ratio"]]
     out["worst_bench_ratio"] = max(worst) if worst else None
-    out["over_limit"] = [f"{k} {m}" for k, ms in bench.items() for m, v in ms.items()
+    out["over_limit"] = [f"{k} {m}" for k, ms in table.items() for m, v in ms.items()
                          if v["ratio"] and v["ratio"] > RATIO_LIMIT]
+    errors = {w: [r["error"].splitlines()[0] for r in bench.get(w, []) if isinstance(r, dict) and r.get("error")]
+              for w in ("pruned", "upstream") if isinstance(bench.get(w), list)}
+    if any(errors.values()):
+        out["bench_errors"] = errors
     return out
 
 
@@ -86,24 +98,74 @@ def startup_ratios(ref: dict, new: dict) -> dict:
     return out
 
 
+VERSION_KEYS = ("python", "torch", "torch.cuda", "triton", "sglang", "sglang-kernel", "transformers", "tokenizers",
+                "flashinfer-python", "xgrammar", "apache-tvm-ffi", "pydantic", "fastapi", "openai")
+NOT_RUN_HERE = "not run on this hardware"
+
+
 def _env_line(env: dict) -> str:
-    keys = ("gpu", "capability", "nvidia-smi", "python", "torch", "torch.cuda", "sglang", "sglang-kernel",
+    keys = ("gpu", "gpu_count", "capability", "nvidia-smi", "python", "torch", "torch.cuda", "sglang", "sglang-kernel",
             "transformers", "tokenizers", "flashinfer-python", "xgrammar", "apache-tvm-ffi", "triton")
     return ", ".join(f"{k} {env.get(k)}" for k in keys if env.get(k))
 
 
+def device_of(env: dict) -> dict:
+    """The device as the run saw it: name, count, capability, driver line, CPU."""
+    return {k: env.get(k) for k in ("gpu", "gpu_count", "capability", "nvidia-smi", "cpu_model", "cpus", "host")
+            if env.get(k) is not None}
+
+
+def versions_of(env: dict) -> dict:
+    return {k: env.get(k) for k in VERSION_KEYS if env.get(k) is not None}
+
+
+def _is_blackwell(env: dict) -> bool:
+    try:
+        return float(env.get("capability") or 0) >= 10.0
+    except ValueError:
+        return False
+
+
+def not_run_list(not_run: list[dict], envs: list[dict], launches_not_run: dict[str, str]) -> list[dict]:
+    """What was not run, each with its status. Blackwell-only paths are "not run on this hardware"
+    unless a run was on Blackwell (they have no cases yet, so even then they are never "passed")."""
+    on_blackwell = any(_is_blackwell(e) for e in envs)
+    rows = []
+    for n in not_run:
+        if n.get("hardware") == "blackwell":
+            status = "no case yet (Blackwell run)" if on_blackwell else NOT_RUN_HERE
+        else:
+            status = "not run"
+        rows.append({"name": n["name"], "why": n["why"], "status": status, "hardware": n.get("hardware")})
+    for name, why in sorted(launches_not_run.items()):
+        rows.append({"name": name, "why": why, "status": NOT_RUN_HERE if "GPUs" in why else "not run",
+                     "hardware": None})
+    return rows
+
+
 def reference_section(ref: dict) -> list[str]:
     lines = ["## Upstream reference", ""]
-    envs = [p.get("environment", {}) for p in ref["parts"]]
-    if envs:
-        lines.append(f"- Device and versions: {_env_line(envs[0])}")
+    seen = []
+    for p in sorted(ref["parts"], key=lambda p: p.get("part", 0)):
+        line = _env_line(p.get("environment", {}))
+        if line and line not in seen:
+            seen.append(line)
+            parts = [str(q.get("part")) for q in ref["parts"] if _env_line(q.get("environment", {})) == line]
+            lines.append(f"- Device and versions (part {', '.join(parts)}): {line}")
     dates = sorted({p.get('date', '') for p in ref['parts']})
     lines.append(f"- Recorded: {', '.join(dates)} (parts {', '.join(str(p.get('part')) for p in ref['parts'])})")
-    if ref.get("models"):
-        for name, m in sorted(ref["models"].items()):
-            extra = f", weights sha256 {m['weights_sha256'][:16]}…" if m.get("weights_sha256") else ""
-            lines.append(f"- Model `{name}`: --load-format {m.get('load_format')}, config digest "
-                         f"{str(m.get('config_digest'))[:16]}…{extra}")
+    for p in ref["parts"]:
+        if p.get("command"):
+            lines.append(f"- Part {p.get('part')}: `{p['command']}`")
+    models: dict = {}
+    for p in ref["parts"]:
+        for name, m in (p.get("models") or {}).items():
+            models.setdefault(name, m)
+    for name, m in sorted(models.items()):
+        extra = f", weights sha256 {m['weights_sha256'][:16]}… ({m.get('weights_generator', 'normal')})" \
+            if m.get("weights_sha256") else ""
+        lines.append(f"- Model `{name}`: --load-format {m.get('load_format')}, config digest "
+                     f"{str(m.get('config_digest'))[:16]}…{extra}")
     if ref.get("import"):
         imp = ref["import"]
         lines.append(f"- `import sglang.launch_server`: first {imp.get('first_s')} s, then {imp.get('runs_s')}")
@@ -113,22 +175,62 @@ def reference_section(ref: dict) -> list[str]:
                      f"{j['built']} built, {j['failed']} failed, {j['timeout']} not finished, of {j['total']} "
                      f"in {j['seconds']} s")
     lines += ["", "Each launch is `python3 -m sglang.launch_server --model-path <model> --host 127.0.0.1 --port <free>` "
-              "plus the flags below; start-up is launch to the first HTTP 200 of /health (a call's first launch on "
-              "a fresh machine also compiles Triton/FlashInfer/DeepGEMM kernels: marked *).", "",
-              "| launch | part | status | start-up s | requests | seeded weights | flags |",
-              "| --- | --- | --- | --- | --- | --- | --- |"]
-    for name, rec in sorted(ref["launches"].items()):
+              "plus the flags below; start-up is launch to the first HTTP 200 of /health (a machine's first launch "
+              "also compiles Triton/FlashInfer/DeepGEMM kernels: marked *).", "",
+              "| launch | part | GPUs | status | start-up s | requests | seeded weights | flags |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, rec in sorted(ref["launches"].items(), key=lambda kv: (kv[1].get("part") or 0, kv[0])):
         reqs = rec.get("requests", {})
         ok = sum(1 for r in reqs.values() if r.get("http_status") == 200)
         flags = " ".join(rec.get("flags", []))
         star = "*" if rec.get("first_launch_of_call") else ""
         weights = (rec.get("weights_sha256") or "")[:12] or "dummy"
-        lines.append(f"| {name} | {rec.get('part', '')} | {rec.get('status')} | {rec.get('startup_s', '')}{star} "
-                     f"| {ok}/{len(reqs)} HTTP 200 | {weights} | `{flags}` |")
+        lines.append(f"| {name} | {rec.get('part', '')} | {rec.get('gpus', 1)} | {rec.get('status')} "
+                     f"| {rec.get('startup_s', '')}{star} | {ok}/{len(reqs)} HTTP 200 | {weights} | `{flags}` |")
     return lines
 
 
+def _timing_lines(ratios: dict) -> list[str]:
+    lines = []
+    if ratios.get("import_ratio") is not None or ratios.get("startup_ratio") is not None or ratios.get("bench"):
+        imp, st = ratios.get("import_median_s", {}), ratios.get("startup_median_s", {})
+        lines.append(f"- Timing pruned/upstream (same machine, alternating): `import sglang.launch_server` "
+                     f"{ratios.get('import_ratio')} ({imp.get('pruned')} s / {imp.get('upstream')} s), server "
+                     f"start-up {ratios.get('startup_ratio')} ({st.get('pruned')} s / {st.get('upstream')} s), "
+                     f"worst bench_one_batch {ratios.get('worst_bench_ratio')}"
+                     + (f" — over {RATIO_LIMIT}: {', '.join(ratios['over_limit'])}" if ratios.get("over_limit") else ""))
+    if ratios.get("bench"):
+        lines += ["", "| bench_one_batch | metric | pruned s | upstream s | ratio | samples |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for key, metrics in ratios["bench"].items():
+            for metric, v in metrics.items():
+                fmt = lambda x: f"{x:.5f}" if isinstance(x, (int, float)) else str(x)  # noqa: E731
+                lines.append(f"| {key} | {metric} | {fmt(v['pruned'])} | {fmt(v['upstream'])} | {v['ratio']} "
+                             f"| {v.get('samples', '')} |")
+        lines.append("")
+    if ratios.get("bench_errors"):
+        lines.append(f"- bench_one_batch errors: {ratios['bench_errors']}")
+    if ratios.get("startup_by_launch"):
+        parts = ", ".join(f"{k} {v['ratio']}" for k, v in ratios["startup_by_launch"].items())
+        lines.append(f"- Start-up pruned/upstream per launch (warm caches; the reference ran on another machine "
+                     f"of the same kind): {parts}")
+    return lines
+
+
+def _commands(pruned: dict, timing: dict) -> dict:
+    calls = sorted({p["command"] for p in pruned["parts"] if p.get("command")})
+    launches = {k: v.get("command") for k, v in sorted(pruned["launches"].items()) if v.get("command")}
+    bench = []
+    for w, rounds in (timing.get("bench") or {}).items():
+        if isinstance(rounds, list):
+            bench += [r["command"] for r in rounds if isinstance(r, dict) and r.get("command")]
+    return {"device_calls": calls, "launches": launches, "bench_one_batch": sorted(set(bench)),
+            "startup_flags": timing.get("startup_flags")}
+
+
 def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
+    import datetime as _dt
+
     ref = compare.load_record(ref_dir)
     pruned, summaries, timing = _load_runs(run_dirs)
     out_dir = Path(out_dir)
@@ -136,50 +238,71 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
     from shrinker.gpu.cases import load_cases
 
     not_run = load_cases().raw.get("not_run", [])
-    report: dict = {"reference": {"dir": str(ref_dir), "parts": ref["parts"], "launches": {
-        k: {"status": v.get("status"), "startup_s": v.get("startup_s"), "flags": v.get("flags"),
-            "command": v.get("command")} for k, v in ref["launches"].items()}},
-        "not_run": not_run}
-    md = ["# `shrink verify --gpu` — DeepSeek v0.5.16", ""]
+    today = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    envs = [p.get("environment", {}) for p in pruned["parts"]]
+    report: dict = {
+        "date": today,
+        "reference": {"dir": Path(ref_dir).as_posix(), "parts": ref["parts"], "launches": {
+            k: {"status": v.get("status"), "startup_s": v.get("startup_s"), "flags": v.get("flags"),
+                "command": v.get("command"), "part": v.get("part"), "gpus": v.get("gpus", 1)}
+            for k, v in ref["launches"].items()}}}
+    md = ["# `shrink verify --gpu` — DeepSeek v0.5.16", "", f"Report written {today}.", ""]
     code = 0
+    launches_not_run: dict[str, str] = {}
     if not pruned["parts"]:
         report["pruned"] = "pending"
         md += ["Pruned comparison: **pending** (no pruned run yet). Only the upstream reference is recorded.", ""]
     else:
         cases = [c for s in summaries for c in s["cases"]]
-        report["cases"] = cases
-        passed = sum(1 for c in cases if c["status"] == "pass")
+        launches_not_run = {c["launch"]: c["detail"] for c in cases if c["status"] == compare.NOT_RUN}
+        compared = [c for c in cases if c["status"] != compare.NOT_RUN]
+        passed = sum(1 for c in compared if c["status"] == "pass")
         jit_cmp = jit.compare_jit(ref.get("jit", {}), pruned.get("jit", {})) if pruned.get("jit") else None
         ratios = timing_ratios(timing)
         ratios["startup_by_launch"] = startup_ratios(ref["launches"], pruned["launches"])
-        report.update(jit=jit_cmp, pruned_jit={k: pruned.get("jit", {}).get(k) for k in
-                                               ("built", "failed", "timeout", "total", "seconds")},
-                      timing=ratios, pruned_environment=pruned.get("environment"))
-        all_ok = passed == len(cases) and cases and (jit_cmp is None or jit_cmp["passed"])
+        # reference launches no pruned run compared (e.g. part 5 where no two-GPU machine was lent)
+        ran = {c["launch"] for c in cases}
+        for name, rec in sorted(ref["launches"].items()):
+            if name not in ran and rec.get("status") == "ok":
+                launches_not_run[name] = f"no pruned run of part {rec.get('part')} (needs {rec.get('gpus', 1)} GPU(s))"
+        all_ok = passed == len(compared) and bool(compared) and (jit_cmp is None or jit_cmp["passed"])
         code = 0 if all_ok else 1
-        md += [f"Cases: **{passed}/{len(cases)} passed**" + ("" if all_ok else " — FAILURES below"), ""]
-        if pruned.get("environment"):
-            md.append(f"- Pruned run device and versions: {_env_line(pruned['environment'])}")
+        report.update(
+            passed=all_ok,
+            counts={"cases": len(compared), "passed": passed, "failed": len(compared) - passed,
+                    "launches_not_run": len(launches_not_run)},
+            runs=[{k: p.get(k) for k in ("part", "date", "command", "seconds")} | {"device": device_of(p.get("environment", {}))}
+                  for p in sorted(pruned["parts"], key=lambda p: p.get("part", 0))],
+            device=device_of(envs[0]) if envs else None,
+            versions=versions_of(envs[0]) if envs else None,
+            commands=_commands(pruned, timing),
+            cases=cases, jit=jit_cmp,
+            pruned_jit={k: pruned.get("jit", {}).get(k) for k in ("built", "failed", "timeout", "total", "seconds")},
+            timing=ratios, pruned_environment=pruned.get("environment"))
+        md += [f"Cases: **{passed}/{len(compared)} passed**" + ("" if all_ok else " — FAILURES below")
+               + (f"; {len(launches_not_run)} launch(es) not run (below)" if launches_not_run else ""), ""]
+        devices = sorted({_env_line(e) for e in envs if e})
+        for line in devices:
+            md.append(f"- Pruned run device and versions: {line}")
+        for r in report["runs"]:
+            md.append(f"- Part {r['part']} ran {r['date']} in {r['seconds']} s: `{r['command']}`")
         if jit_cmp is not None:
             pj = pruned["jit"]
             md.append(f"- JIT sources (pruned): {pj.get('built')} built, {pj.get('failed')} failed, "
                       f"{pj.get('timeout')} not finished, of {pj.get('total')}; regressions against upstream: "
                       f"{len(jit_cmp['regressions'])}")
-        if ratios.get("bench") or ratios.get("import_ratio"):
-            md.append(f"- Timing pruned/upstream (same machine, alternating): import {ratios.get('import_ratio')}, "
-                      f"worst bench_one_batch {ratios.get('worst_bench_ratio')}"
-                      + (f" — over {RATIO_LIMIT}: {', '.join(ratios['over_limit'])}" if ratios.get("over_limit") else ""))
-        if ratios.get("startup_by_launch"):
-            parts = ", ".join(f"{k} {v['ratio']}" for k, v in ratios["startup_by_launch"].items())
-            md.append(f"- Start-up pruned/upstream (warm-cache launches; reference from another machine): {parts}")
+        md += _timing_lines(ratios)
         md += ["", "| launch | request | status | detail |", "| --- | --- | --- | --- |"]
         md += [f"| {c['launch']} | {c['request']} | {c['status']} | {c['detail']} |" for c in cases]
         md.append("")
+    rows = not_run_list(not_run, envs or [p.get("environment", {}) for p in ref["parts"]], launches_not_run)
+    report["not_run"] = rows
     md += reference_section(ref)
     notes = Path(ref_dir) / "README.md"
     if notes.is_file():
         md += ["", f"Recording notes (commands, device time, findings): `{notes.as_posix()}`."]
-    md += ["", "## Not run", ""] + [f"- {n['name']}: {n['why']}" for n in not_run]
+    md += ["", "## Not run", "", "| what | status | why |", "| --- | --- | --- |"]
+    md += [f"| {r['name']} | {r['status']} | {r['why']} |" for r in rows]
     (out_dir / "gpu-verify.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     (out_dir / "gpu-verify.md").write_text("\n".join(md) + "\n")
     return code

@@ -5,9 +5,11 @@ On the GPU machine (standard library + the bundle only):
   python3 -m shrinker.gpu.verify compare --part N --ref REF --out $OUT  # pruned vs the reference
 Here (no GPU needed):
   python -m shrinker.gpu.verify report --ref REF --run DIR [DIR ...] --out reports/deepseek/v0.5.16
-A part is one device call's worth (cases.toml): 1 and 2 serve the launches and compare answers
-(part 1 also installs, times the first import and compiles the JIT sources), 3 times import,
-start-up and bench_one_batch, alternating upstream and pruned when both trees are installed.
+A part is one device call's worth (cases.toml): 1-3 serve the launches and compare answers (part 1
+also times the first import and compiles the JIT sources), 4 times import, start-up and
+bench_one_batch, alternating upstream and pruned when both trees are installed, 5 serves the
+two-GPU launches (--tp-size 2, --ep-size 2; on nvidia-h200-x2). A launch that needs more GPUs than
+the machine has is recorded as not run, never as passed.
 Exit codes: 0 all passed/recorded, 1 a case failed, 2 no GPU or bad input (one line).
 """
 
@@ -34,6 +36,10 @@ VERSION_PACKAGES = ("sglang", "sglang-kernel", "torch", "triton", "transformers"
 DEFAULT_DEADLINE_S = 540.0
 FIRST_LAUNCH_S = 200.0  # a first launch on a fresh machine compiles kernels (~130 s seen)
 LATER_LAUNCH_S = 100.0
+MULTI_GPU_FIRST_LAUNCH_S = 450.0  # a cold --tp-size 2 launch: > 420 s seen (all-reduce fusion JIT)
+
+
+NVLINK_MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 
 
 class NoGPU(Exception):
@@ -73,6 +79,9 @@ def tree_env(inst: install.Installed, which: str) -> dict[str, str]:
         "TRANSFORMERS_OFFLINE": "1",
         "TOKENIZERS_PARALLELISM": "false",
     })
+    # NVLink multicast stays off (the lent machines' rule: it can take a shared host's GPUs down)
+    for key, value in NVLINK_MULTICAST_OFF.items():
+        env.setdefault(key, value)
     return env
 
 
@@ -88,6 +97,7 @@ try:
     import torch
     out["torch.cuda"] = torch.version.cuda
     out["gpu"] = torch.cuda.get_device_name(0)
+    out["gpu_count"] = torch.cuda.device_count()
     out["capability"] = ".".join(map(str, torch.cuda.get_device_capability(0)))
 except Exception as e:
     out["gpu_error"] = repr(e)
@@ -138,12 +148,15 @@ def import_times(env: dict[str, str], runs: int) -> dict:
     return out
 
 
-def prepare_models(cases: cases_mod.Cases, inst: install.Installed, env: dict[str, str]) -> dict[str, dict]:
-    """Model name -> {path, load_format, digest}; seeded weights made once per machine."""
+def prepare_models(cases: cases_mod.Cases, inst: install.Installed, env: dict[str, str],
+                   names: list[str] | None = None) -> dict[str, dict]:
+    """Model name -> {path, load_format, digest} (only `names`, default all); seeded weights made once per machine."""
     from shrinker.gpu.tiny_model import model_digest
 
     out = {}
     for name, spec in cases.raw["models"].items():
+        if names is not None and name not in names:
+            continue
         src = inst.models.get(spec["dir"])
         if src is None:
             out[name] = {"error": f"the bundle has no model {spec['dir']}"}
@@ -154,22 +167,27 @@ def prepare_models(cases: cases_mod.Cases, inst: install.Installed, env: dict[st
             marker = dst / "weights.sha256"
             if not marker.is_file():
                 code = ("import sys; from pathlib import Path; from shrinker.gpu.weights import write_weights; "
-                        "print(write_weights(Path(sys.argv[1]), Path(sys.argv[2]), seed=int(sys.argv[3])))")
+                        "print(write_weights(Path(sys.argv[1]), Path(sys.argv[2]), seed=int(sys.argv[3]), "
+                        "exact=sys.argv[4] == '1'))")
                 wenv = dict(env)
                 wenv["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env["PYTHONPATH"]])
-                proc = subprocess.run([sys.executable, "-c", code, str(src), str(dst), str(spec.get("seed", 0))],
+                proc = subprocess.run([sys.executable, "-c", code, str(src), str(dst), str(spec.get("seed", 0)),
+                                       "1" if spec.get("exact") else "0"],
                                       capture_output=True, text=True, env=wenv, timeout=600)
                 if proc.returncode != 0:
                     out[name] = {"error": (proc.stderr.strip().splitlines() or ["weights failed"])[-1]}
                     continue
                 marker.write_text(proc.stdout.strip().splitlines()[-1])
-            entry.update(path=str(dst), load_format="auto", weights_sha256=marker.read_text().strip())
+            entry.update(path=str(dst), load_format="auto", weights_sha256=marker.read_text().strip(),
+                         weights_generator="exact-uniform" if spec.get("exact") else "normal")
+            if spec.get("weights_sha256"):  # pinned in cases.toml: the same bytes as on the machine that pinned it
+                entry["weights_match_pinned"] = entry["weights_sha256"] == spec["weights_sha256"]
         out[name] = entry
     return out
 
 
 def run_launch(launch: cases_mod.Launch, cases: cases_mod.Cases, model: dict, env: dict[str, str],
-               logs: Path, tag: str) -> dict:
+               logs: Path, tag: str, startup_timeout: float | None = None) -> dict:
     """Start one server, send its request groups, stop it; the record of that launch."""
     flags = cases.server_flags + ["--load-format", model["load_format"]] + launch.flags
     rec: dict = {"model": launch.model, "flags": flags, "groups": launch.groups, "requests": {},
@@ -182,11 +200,14 @@ def run_launch(launch: cases_mod.Launch, cases: cases_mod.Cases, model: dict, en
     srv = server.start(Path(model["path"]), flags, env, logs / f"{tag}-{launch.name}.log", work)
     rec["command"] = " ".join(srv.proc.args if isinstance(srv.proc.args, list) else [str(srv.proc.args)])
     try:
-        if not server.wait_ready(srv, cases.raw["server"]["startup_timeout_s"]):
-            rec["status"] = "failed: server did not become ready"
+        limit = startup_timeout or launch_timeout(launch, cases)
+        rec["startup_timeout_s"] = round(limit, 1)
+        if not server.wait_ready(srv, limit):
+            rec["status"] = f"failed: server did not become ready in {limit:.0f} s"
             rec["log_tail"] = srv.log_tail(60)
             return rec
         rec["startup_s"] = round(srv.ready_s, 2)
+        mark_launched(logs)
         timeout = cases.raw["server"]["request_timeout_s"]
         for group in launch.groups:
             for req in cases.requests(group):
@@ -213,21 +234,50 @@ def run_launch(launch: cases_mod.Launch, cases: cases_mod.Cases, model: dict, en
     return rec
 
 
-def bench_one_batch(cases: cases_mod.Cases, model: dict, env: dict[str, str], logs: Path, tag: str) -> dict:
+def launch_timeout(launch: cases_mod.Launch, cases: cases_mod.Cases) -> float:
+    return float(launch.startup_timeout_s or cases.raw["server"]["startup_timeout_s"])
+
+
+def _launched_marker(logs: Path) -> Path:
+    # <root>/logs/partN -> <root>/launched: kept while the machine stays warm, like the kernel caches
+    return logs.parent.parent / "launched"
+
+
+def mark_launched(logs: Path) -> None:
+    try:
+        _launched_marker(logs).touch()
+    except OSError:
+        pass
+
+
+def bench_command(cases: cases_mod.Cases, model: dict, result_file: Path, tag: str) -> list[str]:
+    """bench_one_batch over the batch sizes, `bench_repeats` times over in one process (medians per size)."""
     t = cases.timing
+    sizes = [str(b) for _ in range(int(t.get("bench_repeats", 1))) for b in t["bench_batch_sizes"]]
+    return [sys.executable, "-m", t["bench_module"], "--model-path", model["path"], "--load-format", "dummy",
+            *t["bench_flags"], "--batch-size", *sizes,
+            "--input-len", str(t["bench_input_len"]), "--output-len", str(t["bench_output_len"]),
+            "--run-name", tag, "--result-filename", str(result_file)]
+
+
+def bench_one_batch(cases: cases_mod.Cases, model: dict, env: dict[str, str], logs: Path, tag: str,
+                    timeout: float = 600.0) -> dict:
     result_file = logs / f"{tag}-bench.jsonl"
     result_file.unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", t["bench_module"], "--model-path", model["path"], "--load-format", "dummy",
-           *t["bench_flags"], "--batch-size", *map(str, t["bench_batch_sizes"]),
-           "--input-len", str(t["bench_input_len"]), "--output-len", str(t["bench_output_len"]),
-           "--run-name", tag, "--result-filename", str(result_file)]
+    cmd = bench_command(cases, model, result_file, tag)
     s = time.monotonic()
     log = logs / f"{tag}-bench.log"
     with log.open("w") as fh:
-        proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=str(logs), timeout=600)
+        try:
+            proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=str(logs),
+                                  timeout=max(1.0, timeout))
+            code = proc.returncode
+        except subprocess.TimeoutExpired:
+            code = None
     out = {"command": " ".join(cmd), "seconds": round(time.monotonic() - s, 2), "rows": []}
-    if proc.returncode != 0 or not result_file.is_file():
-        out["error"] = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+    if code != 0 or not result_file.is_file():
+        why = f"timed out after {timeout:.0f} s" if code is None else f"exit {code}"
+        out["error"] = why + "\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:])
         return out
     for line in result_file.read_text().splitlines():
         row = json.loads(line)
@@ -253,14 +303,27 @@ def _gather_logs(logs: Path, dst: Path, failed: set[str]) -> None:
     dst.write_text("\n\n".join(parts) + "\n")
 
 
+def device_command(argv: list[str]) -> str:
+    """The device call's command line as typed there (for the report)."""
+    return " ".join(["python3", "-m", "shrinker.gpu.verify", *argv])
+
+
+def selected_launches(cases: cases_mod.Cases, part: int, only: list[str] | None) -> list[cases_mod.Launch]:
+    """The launches a part serves (0: all of them; `only`: those names, whatever their part)."""
+    if only:
+        return [launch for launch in cases.launches if launch.name in only]
+    return [launch for launch in cases.launches if part == 0 or launch.part == part]
+
+
 def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = None,
              deadline_s: float = DEFAULT_DEADLINE_S, root: Path = install.DEFAULT_ROOT,
              cases_file: Path = cases_mod.CASES_FILE, only: list[str] | None = None,
-             started: float | None = None) -> int:
+             started: float | None = None, command: str | None = None) -> int:
     """Run one part on this machine; write results-part<N>-<tree>.json (and compare-part<N>.json).
 
     `deadline_s` counts from `started` (default: now), so several parts can share one device call.
     `only` runs just those launches, whatever their part, without the import and JIT steps.
+    A launch that needs more GPUs than this machine has is recorded as `not run: ...`.
     """
     t0 = started if started is not None else time.monotonic()
     reason = gpu_missing_reason()
@@ -277,6 +340,7 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
     logs.mkdir(parents=True)
     result: dict = {
         "schema": 1, "mode": mode, "tree": main_tree, "part": part, "date": _now(),
+        "command": command,
         "install": {"seconds": round(inst.seconds, 1), "reused": inst.reused, "steps": inst.steps,
                     "bundle_created": inst.manifest.get("created"), "kernel_ops": inst.manifest.get("kernel_ops"),
                     "archives": {a["file"]: {"sha256": a["sha256"], "bytes": a["bytes"]}
@@ -286,12 +350,14 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
         "not_run": cases.raw.get("not_run", []),
         "launches": {},
     }
+    gpus = int(result["environment"].get("gpu_count") or 1)
     failed: set[str] = set()
-    name = f"results-part{part}-{main_tree}.json"
+    # a run of chosen launches gets its own name, so it never overwrites (or passes for) a whole part
+    name = f"results-part{part}-{main_tree}" + (f"-{'-'.join(sorted(only))}" if only else "") + ".json"
     say = lambda msg: print(f"[{time.monotonic() - t0:6.1f}s] {msg}", flush=True)  # noqa: E731
-    say(f"installed in {inst.seconds:.1f} s (reused: {inst.reused}); {_env_line(result['environment'])}")
+    say(f"installed in {inst.seconds:.1f} s (reused: {inst.reused}); {_env_line(result['environment'])}, "
+        f"{gpus} GPU(s)")
 
-    serving = {launch.part for launch in cases.launches}
     if part in (1, 0) and not only:
         result["import"] = import_times(env, runs=1)
         say(f"import sglang.launch_server: {result['import']}")
@@ -304,22 +370,31 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
     else:
         jit_thread = None
 
-    if part in serving or part == 0 or only:
-        models = prepare_models(cases, inst, env)
+    launches = selected_launches(cases, part, only)
+    if launches:
+        runnable = [launch for launch in launches if launch.gpus <= gpus]
+        models = prepare_models(cases, inst, env, names=sorted({launch.model for launch in runnable}))
         result["models"] = models
         summary = ", ".join(f"{k}: {v.get('load_format', v.get('error'))}" for k, v in models.items())
-        say(f"models: {summary}")
-        first = True
-        for launch in cases.launches:
-            if (launch.name not in only) if only else (part and launch.part != part):
+        say(f"models: {summary or 'none needed'}")
+        first = not _launched_marker(logs).exists()
+        for launch in launches:
+            if launch.gpus > gpus:
+                result["launches"][launch.name] = {
+                    "status": f"not run: needs {launch.gpus} GPUs, this machine has {gpus}",
+                    "model": launch.model, "gpus": launch.gpus, "requests": {}}
+                say(f"{launch.name}: {result['launches'][launch.name]['status']}")
                 continue
-            need = FIRST_LAUNCH_S if first else LATER_LAUNCH_S
+            need = (MULTI_GPU_FIRST_LAUNCH_S if launch.gpus > 1 else FIRST_LAUNCH_S) if first else LATER_LAUNCH_S
             if time.monotonic() - t0 + need > deadline_s:
                 result["launches"][launch.name] = {"status": "skipped: no time left in this call", "requests": {}}
                 continue
-            rec = run_launch(launch, cases, models[launch.model], env, logs, main_tree)
+            # the requests and the write-back need ~30 s: the start-up wait ends before the deadline
+            limit = min(launch_timeout(launch, cases), deadline_s - (time.monotonic() - t0) - 30)
+            rec = run_launch(launch, cases, models[launch.model], env, logs, main_tree, startup_timeout=limit)
             rec["first_launch_of_call"] = first
-            first = False
+            rec["gpus"] = launch.gpus
+            first = first and rec.get("startup_s") is None
             result["launches"][launch.name] = rec
             if rec["status"] != "ok":
                 failed.add(launch.name)
@@ -344,7 +419,7 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
     code = 0
     if mode == "compare":
         summary = compare_part(ref, result)
-        _write(out, f"compare-part{part}.json", summary)
+        _write(out, name.replace("results-", "compare-").replace(f"-{main_tree}", "", 1), summary)
         for row in summary["cases"]:
             print(f"  {row['status']:7} {row['launch']} / {row['request']}  {row['detail']}")
         code = 0 if summary["passed"] else 1
@@ -354,26 +429,89 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
     return code
 
 
+def _one_import(env: dict[str, str]) -> tuple[float | None, str | None]:
+    s = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", "import sglang.launch_server"], capture_output=True, text=True,
+                          env=env, timeout=600)
+    if proc.returncode != 0:
+        return None, (proc.stderr.strip().splitlines() or ["import failed"])[-1]
+    return round(time.monotonic() - s, 3), None
+
+
+def startup_once(model: dict, flags: list[str], env: dict[str, str], logs: Path, tag: str, timeout: float) -> dict:
+    """Launch a server, time launch -> /health 200, stop it."""
+    work = logs / "cwd"
+    work.mkdir(parents=True, exist_ok=True)
+    srv = server.start(Path(model["path"]), flags, env, logs / f"{tag}.log", work)
+    try:
+        if not server.wait_ready(srv, timeout):
+            return {"error": "server did not become ready", "log_tail": srv.log_tail(30)}
+        mark_launched(logs)
+        return {"ready_s": round(srv.ready_s, 2)}
+    finally:
+        server.stop(srv)
+
+
 def run_timing(cases: cases_mod.Cases, inst: install.Installed, main_tree: str, logs: Path, t0: float,
                deadline_s: float, main_env: dict[str, str]) -> dict:
-    """Import time and bench_one_batch, tree by tree, alternating, when both trees are installed."""
+    """Import time, server start-up and bench_one_batch, tree by tree, alternating, when both trees are installed.
+
+    Alternating (pruned, upstream, pruned, upstream ...) on one machine keeps drifts of the machine
+    (clocks, caches, other tenants) out of the ratio. The machine's first server launch compiles
+    kernels: when nothing was launched yet, one uncounted launch warms the caches first.
+    """
     t = cases.timing
     trees = [main_tree] + [w for w in sorted(inst.trees) if w != main_tree]
     envs = {w: tree_env(inst, w) for w in trees}
-    models = prepare_models(cases, inst, main_env)
-    out: dict = {"trees": trees, "import": {}, "bench": {w: [] for w in trees}}
+    model = prepare_models(cases, inst, main_env, names=[t["bench_model"]])[t["bench_model"]]
+    out: dict = {"trees": trees, "import": {w: {"first_s": None, "runs_s": []} for w in trees},
+                 "startup": {w: [] for w in trees}, "bench": {w: [] for w in trees}}
+    left = lambda: deadline_s - (time.monotonic() - t0)  # noqa: E731
+    say = lambda msg: print(f"[{time.monotonic() - t0:6.1f}s] {msg}", flush=True)  # noqa: E731
+
+    for r in range(int(t["import_runs"]) + 1):  # the first import of each tree, then runs alternating
+        for w in trees:
+            if "error" in out["import"][w]:
+                continue
+            secs, err = _one_import(envs[w])
+            if err:
+                out["import"][w]["error"] = err
+            elif r == 0:
+                out["import"][w]["first_s"] = secs
+            else:
+                out["import"][w]["runs_s"].append(secs)
     for w in trees:
-        out["import"][w] = import_times(envs[w], runs=t["import_runs"])
-        print(f"[{time.monotonic() - t0:6.1f}s] import ({w}): {out['import'][w]}", flush=True)
+        runs = out["import"][w]["runs_s"]
+        out["import"][w]["median_s"] = statistics.median(runs) if runs else None
+        say(f"import ({w}): {out['import'][w]}")
+
+    if "error" in model:
+        out["startup"] = out["bench"] = {"error": f"model: {model['error']}"}
+        return out
+    flags = cases.server_flags + ["--load-format", model["load_format"]] + list(t.get("startup_flags", []))
+    out["startup_flags"] = flags
+    timeout = float(cases.raw["server"]["startup_timeout_s"])
+    if not _launched_marker(logs).exists() and left() > FIRST_LAUNCH_S + 200:
+        warm = startup_once(model, flags, envs[main_tree], logs, f"{main_tree}-startup-warmup", timeout)
+        out["startup_warmup"] = {main_tree: warm}
+        say(f"start-up warm-up ({main_tree}, uncounted): {warm}")
+    for r in range(int(t.get("startup_rounds", 1))):
+        for w in trees:
+            if left() < LATER_LAUNCH_S + 100:
+                out["startup"][w].append({"error": "skipped: no time left in this call"})
+                continue
+            res = startup_once(model, flags, envs[w], logs, f"{w}-startup-r{r}", min(timeout, left() - 60))
+            out["startup"][w].append(res)
+            say(f"start-up ({w}, round {r}): {res.get('ready_s') or res.get('error')}")
+
     for r in range(t["bench_rounds"]):
         for w in trees:
-            if time.monotonic() - t0 + 90 > deadline_s:
+            if left() < 90:
                 out["bench"][w].append({"error": "skipped: no time left in this call"})
                 continue
-            res = bench_one_batch(cases, models[t["bench_model"]], envs[w], logs, f"{w}-r{r}")
+            res = bench_one_batch(cases, model, envs[w], logs, f"{w}-r{r}", timeout=min(600.0, left() - 20))
             out["bench"][w].append(res)
-            print(f"[{time.monotonic() - t0:6.1f}s] bench ({w}, round {r}): {res.get('rows') or res.get('error')}",
-                  flush=True)
+            say(f"bench ({w}, round {r}): {len(res.get('rows', []))} rows {res.get('error', '')}")
     return out
 
 
@@ -381,8 +519,11 @@ def compare_part(ref_dir: Path, result: dict) -> dict:
     ref = compare.load_record(ref_dir)
     launches_ref = {k: v for k, v in ref["launches"].items() if k in result["launches"]}
     rows = compare.compare_launches(launches_ref, result["launches"])
+    for name in sorted(set(result["launches"]) - set(ref["launches"])):
+        rows.append(compare.CaseResult(name, "*", "error", "no upstream reference recorded for this launch"))
     summary = {"part": result["part"], "cases": compare.results_table(rows),
-               "passed": all(r.passed for r in rows)}
+               "passed": all(r.passed or r.status == compare.NOT_RUN for r in rows),
+               "not_run": sorted({r.launch for r in rows if r.status == compare.NOT_RUN})}
     if "jit" in result and ref.get("jit"):
         summary["jit"] = jit.compare_jit(ref["jit"], result["jit"])
         summary["passed"] = summary["passed"] and summary["jit"]["passed"]
@@ -427,7 +568,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("record", "compare"):
         p = sub.add_parser(name)
         p.add_argument("--part", type=int, nargs="+", required=True,
-                       help="parts to run in this call, in order (cases.toml: 1-3 serve, 4 times); 0 runs everything")
+                       help="parts to run in this call, in order (cases.toml: 1-3 serve, 4 times, 5 serves on "
+                            "2 GPUs); 0 runs everything")
         p.add_argument("--ship", type=Path, default=Path(".gpu-bundle/ship"))
         p.add_argument("--out", type=Path, required=True)
         p.add_argument("--deadline", type=float, default=DEFAULT_DEADLINE_S, help="seconds this call may use")
@@ -445,9 +587,11 @@ def main(argv: list[str] | None = None) -> int:
 
             return report.write_report(args.ref, args.run, args.out)
         started, code = time.monotonic(), 0
+        command = device_command(list(argv) if argv is not None else sys.argv[1:])
         for part in args.part:
             code = max(code, run_part(args.cmd, part, args.ship, args.out, ref=getattr(args, "ref", None),
-                                      deadline_s=args.deadline, only=args.only, started=started))
+                                      deadline_s=args.deadline, only=args.only, started=started,
+                                      command=command))
         return code
     except NoGPU as exc:
         print(str(exc), file=sys.stderr)

@@ -7,6 +7,14 @@ wrong and the greedy tokens would not change. These weights have the usual scale
 (seed, name), so the file depends only on the config, the seed and torch's CPU generator; its
 sha256 goes into the record, and a comparison on different weights says so instead of failing.
 
+torch's float32 normal generator takes CPU-dependent (vectorised) paths: two machines have given
+different bytes. `exact=True` takes no random generator at all: each tensor's values are int16s read
+from SHAKE-256 of its (seed, name), scaled by one float32 multiply — uniform(-a, a) with the same
+std, and the same bytes on any CPU and any torch version (int16 -> float32 is exact, a float32
+multiply and the bf16 cast round the same way everywhere). Seen once: torch.randint gave other
+bytes under torch 2.11 on the device than under 2.13 here. The launches recorded on one machine
+and compared on another (multi-GPU, part 5) use these, and cases.toml pins their sha256.
+
 `checkpoint_shapes` is plain Python (tested on CPU); `write_weights` needs torch and safetensors.
 """
 
@@ -15,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import sys
 from pathlib import Path
 
 WEIGHTS_FILE = "model.safetensors"
@@ -85,7 +94,33 @@ def _seed_for(seed: int, name: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode()).digest()[:8], "little") & (2**63 - 1)
 
 
-def write_weights(model_dir: Path, out_dir: Path, seed: int = 0, std: float = 0.02) -> str:
+EXACT_BITS = 15  # int16 values, in [-2**15, 2**15)
+
+
+def exact_ints(seed: int, numel: int) -> bytes:
+    """`numel` little-endian int16s from SHAKE-256 of the seed: the same bytes on every machine."""
+    return hashlib.shake_256(f"shrinker-weights:{seed}".encode()).digest(2 * numel)
+
+
+def draw(shape: tuple[int, ...], seed: int, std: float, exact: bool):
+    """One seeded float32 tensor of std `std`: normal (CPU-dependent bytes) or exact uniform (same bytes anywhere)."""
+    import math
+
+    import torch
+
+    if not exact:
+        g = torch.Generator().manual_seed(seed)
+        return torch.randn(shape, generator=g, dtype=torch.float32) * std
+    numel = math.prod(shape)
+    if sys.byteorder != "little":  # x86-64 and Arm64 Linux are little-endian; the int16s are read as such
+        raise RuntimeError("exact weights are defined for little-endian machines")
+    ints = torch.frombuffer(bytearray(exact_ints(seed, numel)), dtype=torch.int16)
+    # uniform(-a, a) has std a/sqrt(3); int16 -> float32 is exact, one multiply rounds once
+    scale = torch.tensor(std * 3 ** 0.5 / (1 << EXACT_BITS), dtype=torch.float32)
+    return ints.to(torch.float32).reshape(shape) * scale
+
+
+def write_weights(model_dir: Path, out_dir: Path, seed: int = 0, std: float = 0.02, exact: bool = False) -> str:
     """Copy the model folder to `out_dir` and add seeded bf16 weights; returns their sha256."""
     import torch
     from safetensors.torch import save_file
@@ -99,14 +134,14 @@ def write_weights(model_dir: Path, out_dir: Path, seed: int = 0, std: float = 0.
         shutil.copyfile(f, out_dir / f.name)
     tensors = {}
     for name, (shape, kind) in sorted(checkpoint_shapes(config).items()):
-        g = torch.Generator().manual_seed(_seed_for(seed, name))
         if kind == "norm":
             tensors[name] = torch.ones(shape, dtype=torch.bfloat16)
         elif kind == "bias_f32":
             tensors[name] = torch.zeros(shape, dtype=torch.float32)
         else:
-            tensors[name] = (torch.randn(shape, generator=g, dtype=torch.float32) * std).to(torch.bfloat16)
-    save_file(tensors, str(out_dir / WEIGHTS_FILE), metadata={"format": "pt", "seed": str(seed)})
+            tensors[name] = draw(shape, _seed_for(seed, name), std, exact).to(torch.bfloat16)
+    meta = {"format": "pt", "seed": str(seed), "generator": "exact-uniform" if exact else "normal"}
+    save_file(tensors, str(out_dir / WEIGHTS_FILE), metadata=meta)
     h = hashlib.sha256()
     with (out_dir / WEIGHTS_FILE).open("rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):

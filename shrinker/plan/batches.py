@@ -36,10 +36,13 @@ def _platform_pattern(rules: Rules) -> re.Pattern:
     words = []
     for pred in rules.platform.predicates:
         words.append(re.escape(pred.name).replace(r"\*", r"\w*"))
-    words += [re.escape(m) for m in rules.platform.methods]
+    words += [re.escape(m).replace(r"\*", r"\w*") for m in [*rules.platform.methods, *rules.platform.classes]]
     words += [re.escape(p) for p in rules.platform.packages]
     strings = "|".join(re.escape(s) for s in rules.platform.strings.strings)
-    return re.compile(rf"\b(?:{'|'.join(words)})\b|[\"'](?:{strings})[\"']")
+    upper = "|".join(re.escape(s.upper()) for s in rules.platform.strings.strings)
+    # a platform name alone or as one word of a string / enum member ("kernel_ascend", .MHA_NPU)
+    return re.compile(rf"\b(?:{'|'.join(words)})\b|[\"'](?:[\w.]*[_-])?(?:{strings})(?:[_-][\w.-]*)?[\"']"
+                      rf"|\.(?:\w*_)?(?:{upper})(?:_\w*)?\b")
 
 
 def _pull_dependents_forward(g: ImportGraph, batches: list[BatchPlan], deleted_in: dict[str, int],

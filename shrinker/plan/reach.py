@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from shrinker.graph.build import ImportGraph
 from shrinker.plan.registries import Problems, RegistryView, apply_registries
-from shrinker.rules.predicates import PredicateTable, evaluate_source
+from shrinker.rules.predicates import MethodNames, PredicateTable, evaluate_source
 from shrinker.rules.schema import ModuleRule, Rules
 
 
@@ -64,15 +64,35 @@ class Reach:
     rule_problems: list[str] = field(default_factory=list)  # lenient runs only (regen)
 
 
+def platform_method_names(rules: Rules) -> MethodNames:
+    cached = getattr(rules, "_method_names", None)
+    if cached is None:
+        cached = MethodNames(list(rules.platform.methods))
+        object.__setattr__(rules, "_method_names", cached)
+    return cached
+
+
+def platform_class_names(rules: Rules) -> MethodNames:
+    cached = getattr(rules, "_class_names", None)
+    if cached is None:
+        cached = MethodNames(list(rules.platform.classes))
+        object.__setattr__(rules, "_class_names", cached)
+    return cached
+
+
 def record_dead(record: dict, importer: str, view: RegistryView, table: PredicateTable,
                 rules: Rules) -> DeadReason | None:
     """Why one import record runs no code on CUDA for this profile, or None if it is live."""
     if record.get("type_checking"):
         return DeadReason("type_checking", "only under `if TYPE_CHECKING`")
     function = record.get("function", "")
+    methods = platform_method_names(rules)
+    classes = platform_class_names(rules)
     for part in function.split("."):
-        if part in rules.platform.methods:
+        if part in methods:
             return DeadReason("platform_guard", f"only inside {part}, a per-platform method removed on CUDA")
+        if part in classes:
+            return DeadReason("platform_guard", f"only inside class {part}, which serves another platform")
     for guard in record.get("guards", []):
         if evaluate_source(guard, table) is False:
             return DeadReason("platform_guard", f"only under `if {guard}` (False on CUDA)")

@@ -6,11 +6,41 @@ Used by the planner (is this guarded import dead on CUDA?) and by the folding co
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
+import re
 from functools import lru_cache
 
 import libcst as cst
 
 from shrinker.rules.schema import Platform
+
+
+class MethodNames:
+    """The method names rules.platform.methods gives: exact names, or globs (`_build_ascend_*`)."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        self.exact = frozenset(p for p in patterns if "*" not in p)
+        self.globs = tuple(sorted(p for p in patterns if "*" in p))
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self.exact or any(fnmatchcase(name, g) for g in self.globs))
+
+    def regex(self) -> re.Pattern:
+        """Matches source text that may name one of these methods (a cheap pre-filter)."""
+        parts = [re.escape(m) for m in sorted(self.exact)]
+        parts += [r"\w*".join(re.escape(piece) for piece in g.split("*")) for g in self.globs]
+        return re.compile("|".join(parts))
+
+
+class PlatformStrings(frozenset):
+    """Platform names (`"npu"`, `"aiter"`): a text names a platform when it is one, or when one of its
+    `_`/`-` separated words is (`"kernel_ascend"`, `AttnForwardMethod.MHA_NPU` -> "mha_npu")."""
+
+    def __contains__(self, text: object) -> bool:
+        if not isinstance(text, str):
+            return False
+        low = text.lower()
+        return frozenset.__contains__(self, low) or any(
+            frozenset.__contains__(self, word) for word in re.split(r"[_-]", low))
 
 
 class PredicateTable:
@@ -20,7 +50,7 @@ class PredicateTable:
         self.platform = platform
         self._exact = {p.name: p for p in platform.predicates if not any(c in p.name for c in "*?[")}
         self._globs = [p for p in platform.predicates if any(c in p.name for c in "*?[")]
-        self.strings = frozenset(platform.strings.strings)
+        self.strings = PlatformStrings(platform.strings.strings)
 
     @lru_cache(maxsize=4096)
     def _lookup(self, name: str):

@@ -57,6 +57,9 @@ class Platform(_Strict):
     predicates: list[Predicate]
     strings: PlatformStrings
     methods: list[str] = Field(description="Per-platform methods removed with their dispatch entries.")
+    classes: list[str] = Field(default_factory=list,
+                               description="Names (globs) of classes that exist only for another platform, defined "
+                                           "inside shared modules (AWQAscendMoEScheme): removed with their imports.")
     packages: list[str] = Field(description="Third-party packages that exist only on other platforms.")
     env_flags: list[str] = Field(default_factory=list,
                                  description="Calls whose result depends on env only (kept as is in and/or).")

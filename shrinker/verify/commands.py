@@ -44,6 +44,15 @@ def _gpu_runner():
     return runner
 
 
+def _require_gpu() -> None:
+    """`--gpu` on a machine without a usable NVIDIA GPU: one line, exit 2, before any other work."""
+    module = importlib.import_module("shrinker.gpu.verify")
+    probe = getattr(module, "gpu_missing_reason", None)
+    reason = probe() if probe is not None else None
+    if reason:
+        raise ShrinkError(reason)
+
+
 def _env_if_needed(checks):
     """The verify environment when a check needs it: made on first use (a few minutes, once)."""
     from shrinker.verify.env import env_dir, load_env, make_env
@@ -93,13 +102,15 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         if ctx.invoked_subcommand is not None:
             return
+        runner = _gpu_runner() if gpu else None  # fail fast, before minutes of CPU checks
+        if runner is not None:
+            _require_gpu()
         from shrinker.verify.run import verify_tree
 
         upstream_root, version = _upstream(upstream)
         tree = tree or paths.work_tree_dir(profile, version)
         if not tree.is_dir():
             raise ShrinkError(f"no tree at {tree}: run `shrink apply` first, or pass --tree")
-        runner = _gpu_runner() if gpu else None  # fail fast, before minutes of CPU checks
         reports = None if no_report else (report_dir or paths.reports_dir(profile, version))
         env = _env_if_needed(check)
         result = verify_tree(tree, upstream_root, checks=check, jobs=jobs, report_dir=reports, profile=profile,

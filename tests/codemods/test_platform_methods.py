@@ -254,3 +254,46 @@ class TestPlatformMethods(PlatformCodemodTest):
         self.assertNotIn("forward_npu_fused", names)
         self.assertIsNotNone(names.regex().search("self._build_ascend_mha_kv_pool("))
         self.assertIsNone(names.regex().search("self._build_mla_kv_pool("))
+
+
+class TestPlatformCallSites(PlatformCodemodTest):
+    TRANSFORM = RemovePlatformMethods
+
+    def test_call_site_on_its_own_line_goes_with_the_method(self) -> None:
+        # ServerArgs.__post_init__ shape: per-device set-up methods called one per line
+        self.assertCodemod(
+            """
+            class ServerArgs:
+                def __post_init__(self):
+                    self._handle_cpu_backends()
+                    self._handle_cuda_graph_config()
+
+                def _handle_cpu_backends(self):
+                    if self.device == "cpu":
+                        self.attention_backend = "intel_amx"
+
+                def _handle_cuda_graph_config(self):
+                    pass
+
+
+            class Only:
+                def setup(self):
+                    self._handle_npu_backends()
+
+                def _handle_npu_backends(self):
+                    pass
+            """,
+            """
+            class ServerArgs:
+                def __post_init__(self):
+                    self._handle_cuda_graph_config()
+
+                def _handle_cuda_graph_config(self):
+                    pass
+
+
+            class Only:
+                def setup(self):
+                    pass
+            """,
+        )

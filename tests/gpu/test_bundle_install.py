@@ -106,3 +106,21 @@ def test_models_travel_in_one_archive(layout, monkeypatch):
     inst = install.install_bundle(layout["ship"], root=layout["tmp"] / "device")
     assert (inst.models["tiny-fp8"] / "config.json").read_text() == '{"fp8": true}\n'
     assert inst.models["tiny"].is_absolute() and (inst.models["tiny"] / "tokenizer.json").is_file()
+
+
+def test_tree_roots_take_a_pruned_snapshot(tmp_path: Path, monkeypatch):
+    """`shrink gpu-bundle --which pruned --tree DIR`: a read-only snapshot instead of the work tree."""
+    import types
+
+    import shrinker.upstream as upstream_pkg
+    from shrinker.errors import ShrinkError
+    from shrinker.gpu import bundle
+
+    up = types.SimpleNamespace(python_dir=tmp_path / "up" / "python", version="0.5.16")
+    monkeypatch.setattr(upstream_pkg, "load", lambda: up)
+    snap = tmp_path / "snap"
+    (snap / "python" / "sglang").mkdir(parents=True)
+    roots = bundle.tree_roots(["pruned", "upstream"], pruned_tree=snap)
+    assert roots == {"pruned": snap / "python", "upstream": up.python_dir}
+    with pytest.raises(ShrinkError, match="no python/sglang"):
+        bundle.tree_roots(["pruned"], pruned_tree=tmp_path / "empty")

@@ -16,8 +16,8 @@ def test_launches_cover_backends_graphs_fp8_mtp():
     assert any("flashinfer" in f and "--disable-cuda-graph" not in f for f in flags.values())
     assert any("--speculative-algorithm" in f for f in flags.values())
     assert any(cases.model(launch.model)["dir"] == "tiny-fp8" for launch in cases.launches)
-    assert {launch.part for launch in cases.launches} == {1, 2, 3}
-    assert cases.timing["part"] == 4
+    assert {launch.part for launch in cases.launches} == {1, 2, 3, 5}
+    assert cases.timing["part"] == 4 and cases.parts() == [1, 2, 3, 4, 5]
     assert any("chat" in launch.groups for launch in cases.launches)
     assert "--random-seed" in cases.server_flags
     # DeepSeek's parsers: tool calls everywhere, R1 reasoning on some launches, and one launch with the
@@ -51,3 +51,38 @@ def test_chat_requests_are_greedy_and_use_tools_and_reasoning():
     assert by["chat-reasoning"].body["chat_template_kwargs"] == {"thinking": True}
     assert by["chat-reasoning-stream"].stream and by["chat-reasoning-stream"].body["stream"] is True
     assert "tools" not in by["chat-plain"].body
+
+
+def test_two_gpu_launches_are_a_part_of_their_own():
+    """--tp-size 2 and expert parallelism: part 5 alone, 2 GPUs, integer-exact weights (any machine's bytes)."""
+    cases = load_cases()
+    multi = [launch for launch in cases.launches if launch.gpus > 1]
+    assert {launch.part for launch in multi} == {5}
+    assert all(launch.gpus == 1 for launch in cases.launches if launch.part != 5)
+    flags = {launch.name: launch.flags for launch in multi}
+    assert any(f[f.index("--tp-size") + 1] == "2" and "--ep-size" not in f for f in flags.values())
+    assert any(f[f.index("--tp-size") + 1] == "2" and "--ep-size" in f and f[f.index("--ep-size") + 1] == "2"
+               for f in flags.values())
+    for launch in multi:
+        assert cases.model(launch.model).get("exact") is True
+
+
+def test_multi_gpu_flags_exist_in_upstream_server_args():
+    """The flags part 5 passes are v0.5.16's own (canonical names, not guessed aliases)."""
+    import pytest
+
+    from shrinker import paths
+
+    server_args = paths.project_root() / "upstream/cache/trees/pypi-sglang-0.5.16/python/sglang/srt/server_args.py"
+    if not server_args.is_file():
+        pytest.skip("upstream v0.5.16 not fetched")
+    text = server_args.read_text()
+    for field in ("tp_size", "ep_size"):  # fields become --tp-size / --ep-size (arg_utils: name.replace("_", "-"))
+        assert f"    {field}: A[" in text
+
+
+def test_blackwell_paths_are_listed_as_not_run():
+    not_run = load_cases().raw["not_run"]
+    blackwell = " ".join(n["name"] for n in not_run if n.get("hardware") == "blackwell")
+    for path in ("NVFP4", "modelopt_fp4", "trtllm_mla", "cutlass_mla", "sm100"):
+        assert path in blackwell

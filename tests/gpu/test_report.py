@@ -25,8 +25,13 @@ def _ref(tmp_path: Path) -> Path:
 def test_pending_before_pruned_runs(tmp_path: Path):
     code = report.write_report(_ref(tmp_path), [], tmp_path / "out")
     md = (tmp_path / "out" / "gpu-verify.md").read_text()
-    assert code == 0 and "**pending**" in md and "triton-graph" in md and "- fa3: " in md and "Blackwell-only" in md
-    assert json.loads((tmp_path / "out" / "gpu-verify.json").read_text())["pruned"] == "pending"
+    assert code == 0 and "**pending**" in md and "triton-graph" in md and "| fa3 | not run |" in md
+    data = json.loads((tmp_path / "out" / "gpu-verify.json").read_text())
+    assert data["pruned"] == "pending" and data["date"]
+    blackwell = {r["name"]: r["status"] for r in data["not_run"] if r["hardware"] == "blackwell"}
+    assert len(blackwell) == 4 and set(blackwell.values()) == {"not run on this hardware"}
+    for path in ("NVFP4", "modelopt_fp4", "trtllm_mla", "cutlass_mla", "sm100"):
+        assert any(path in name for name in blackwell) and path in md
 
 
 def _run(tmp_path: Path, answer, jit_b="failed", timing=None) -> Path:
@@ -84,3 +89,25 @@ def test_startup_ratios_skip_cold_launches():
     ref = {"a": {"startup_s": 50.0}, "b": {"startup_s": 170.0, "first_launch_of_call": True}, "c": {"startup_s": 60.0}}
     new = {"a": {"startup_s": 45.0}, "b": {"startup_s": 150.0}, "c": {"startup_s": 70.0, "first_launch_of_call": True}}
     assert report.startup_ratios(ref, new) == {"a": {"pruned": 45.0, "upstream": 50.0, "ratio": 0.9}}
+
+
+def test_report_has_date_device_versions_commands(tmp_path: Path):
+    ref = _ref(tmp_path)
+    run = _run(tmp_path, [{"output_ids": [1, 2]}])
+    data = json.loads((run / "results-part1-pruned.json").read_text())
+    data.update(date="2026-11-23T00:00:00Z", seconds=100.0,
+                command="python3 -m shrinker.gpu.verify compare --part 1 --ref REF --out /o",
+                environment={"gpu": "NVIDIA H200", "gpu_count": 1, "capability": "9.0", "torch": "2.11.0",
+                             "sglang": "0.5.16", "nvidia-smi": "NVIDIA H200, 580.159.04, 143771 MiB"})
+    data["launches"]["triton-graph"]["command"] = "python3 -m sglang.launch_server --model-path m"
+    (run / "results-part1-pruned.json").write_text(json.dumps(data))
+    assert report.write_report(ref, [run], tmp_path / "o") == 0
+    out = json.loads((tmp_path / "o" / "gpu-verify.json").read_text())
+    assert out["date"] and out["device"]["gpu"] == "NVIDIA H200" and out["versions"]["torch"] == "2.11.0"
+    assert out["commands"]["device_calls"] == [data["command"]]
+    assert out["commands"]["launches"]["triton-graph"].startswith("python3 -m sglang.launch_server")
+    assert out["cases"][0]["status"] == "pass" and out["passed"] is True
+    assert out["runs"][0]["date"] == "2026-11-23T00:00:00Z"
+    md = (tmp_path / "o" / "gpu-verify.md").read_text()
+    assert "`python3 -m shrinker.gpu.verify compare --part 1 --ref REF --out /o`" in md
+    assert "| trtllm_mla attention backend | not run on this hardware |" in md

@@ -52,7 +52,7 @@ def test_fake_gpu_failing_torch(monkeypatch, tmp_path):
     assert reason == "no GPU here: torch.cuda is not available"
 
 
-def _fake_device(monkeypatch, tmp_path, answer_for):
+def _fake_device(monkeypatch, tmp_path, answer_for, gpus=1):
     """run_part with the GPU, the install and the servers faked: launches answer via answer_for(name)."""
     from shrinker.gpu import install
 
@@ -61,11 +61,13 @@ def _fake_device(monkeypatch, tmp_path, answer_for):
                              manifest={"archives": [], "created": "now"})
     monkeypatch.setattr(verify, "gpu_missing_reason", lambda: None)
     monkeypatch.setattr(verify.install, "install_bundle", lambda ship, root: inst)
-    monkeypatch.setattr(verify, "environment", lambda env: {"gpu": "fake"})
-    monkeypatch.setattr(verify, "prepare_models", lambda cases, inst, env: {
-        "tiny-seeded": {"load_format": "auto", "weights_sha256": "w1"}, "tiny-dummy": {"load_format": "dummy"},
-        "tiny-fp8-dummy": {"load_format": "dummy"}})
-    monkeypatch.setattr(verify, "run_launch", lambda launch, cases, model, env, logs, tag: {
+    monkeypatch.setattr(verify, "environment", lambda env: {"gpu": "fake", "gpu_count": gpus, "capability": "9.0"})
+    all_models = {"tiny-seeded": {"load_format": "auto", "weights_sha256": "w1"}, "tiny-dummy": {"load_format": "dummy"},
+                  "tiny-fp8-dummy": {"load_format": "dummy"},
+                  "tiny-exact": {"load_format": "auto", "weights_sha256": "e1", "path": str(tmp_path)}}
+    monkeypatch.setattr(verify, "prepare_models", lambda cases, inst, env, names=None: {
+        k: v for k, v in all_models.items() if names is None or k in names})
+    monkeypatch.setattr(verify, "run_launch", lambda launch, cases, model, env, logs, tag, startup_timeout=None: {
         "status": "ok", "model": launch.model, "weights_sha256": model.get("weights_sha256"),
         "requests": {"gen-batch-3": {"http_status": 200, "answer": answer_for(launch.name)}}})
 
@@ -97,3 +99,132 @@ def test_deadline_skips_launches_and_compare_fails_them(monkeypatch, tmp_path):
     assert verify.run_part("compare", 2, tmp_path, tmp_path / "run", ref=tmp_path / "ref", deadline_s=1) == 1
     result = json.loads((tmp_path / "run" / "results-part2-pruned.json").read_text())
     assert all(v["status"].startswith("skipped") for v in result["launches"].values())
+
+
+def test_two_gpu_part_is_not_run_on_one_gpu_and_never_passes(monkeypatch, tmp_path):
+    ref_dir = tmp_path / "ref"
+    _fake_device(monkeypatch, tmp_path, lambda name: [{"output_ids": [7]}], gpus=2)
+    assert verify.run_part("record", 5, tmp_path, ref_dir) == 0
+    recorded = json.loads((ref_dir / "results-part5-upstream.json").read_text())
+    assert set(recorded["launches"]) == {"tp2-flashinfer-graph", "tp2-ep2-flashinfer-graph"}
+    assert all(v["status"] == "ok" and v["gpus"] == 2 for v in recorded["launches"].values())
+    assert set(recorded["models"]) == {"tiny-exact"}  # only the models the part serves are made
+
+    _fake_device(monkeypatch, tmp_path, lambda name: [{"output_ids": [7]}], gpus=1)
+    run = tmp_path / "one-gpu"
+    assert verify.run_part("compare", 5, tmp_path, run, ref=ref_dir) == 0
+    summary = json.loads((run / "compare-part5.json").read_text())
+    assert {c["status"] for c in summary["cases"]} == {"not-run"}
+    assert summary["not_run"] == ["tp2-ep2-flashinfer-graph", "tp2-flashinfer-graph"]
+
+    from shrinker.gpu import report
+
+    assert report.write_report(ref_dir, [run], tmp_path / "rep") == 1  # nothing compared: not a pass
+    data = json.loads((tmp_path / "rep" / "gpu-verify.json").read_text())
+    rows = {r["name"]: r["status"] for r in data["not_run"]}
+    assert rows["tp2-flashinfer-graph"] == "not run on this hardware"
+    assert data["counts"]["passed"] == 0 and data["counts"]["launches_not_run"] == 2
+
+
+def test_two_gpu_part_compares_on_two_gpus(monkeypatch, tmp_path):
+    _fake_device(monkeypatch, tmp_path, lambda name: [{"output_ids": [7]}], gpus=2)
+    verify.run_part("record", 5, tmp_path, tmp_path / "ref")
+    assert verify.run_part("compare", 5, tmp_path, tmp_path / "run", ref=tmp_path / "ref") == 0
+    summary = json.loads((tmp_path / "run" / "compare-part5.json").read_text())
+    assert [c["status"] for c in summary["cases"]] == ["pass", "pass"]
+
+
+def test_compare_without_reference_for_a_launch_fails(monkeypatch, tmp_path):
+    _fake_device(monkeypatch, tmp_path, lambda name: [{"output_ids": [1]}], gpus=2)
+    verify.run_part("record", 2, tmp_path, tmp_path / "ref")
+    # part 5 was never recorded upstream: the pruned launches have nothing to be compared with
+    assert verify.run_part("compare", 5, tmp_path, tmp_path / "run", ref=tmp_path / "ref") == 1
+    summary = json.loads((tmp_path / "run" / "compare-part5.json").read_text())
+    assert all("no upstream reference" in c["detail"] for c in summary["cases"])
+
+
+def test_device_command_is_recorded(monkeypatch, tmp_path):
+    _fake_device(monkeypatch, tmp_path, lambda name: [{"output_ids": [1]}])
+    code = verify.main(["record", "--part", "2", "--ship", str(tmp_path), "--out", str(tmp_path / "o")])
+    assert code == 0
+    data = json.loads((tmp_path / "o" / "results-part2-upstream.json").read_text())
+    assert data["command"] == f"python3 -m shrinker.gpu.verify record --part 2 --ship {tmp_path} --out {tmp_path / 'o'}"
+
+
+def test_tree_env_keeps_nvlink_multicast_off(monkeypatch, tmp_path):
+    from shrinker.gpu import install
+
+    monkeypatch.delenv("NCCL_NVLS_ENABLE", raising=False)
+    inst = install.Installed(root=tmp_path, site=tmp_path / "site", trees={"pruned": tmp_path}, models={}, manifest={})
+    env = verify.tree_env(inst, "pruned")
+    assert env["NCCL_NVLS_ENABLE"] == "0" and env["TORCH_SYMM_MEM_DISABLE_MULTICAST"] == "1"
+    assert env["NVSHMEM_DISABLE_NVLS"] == "1"
+
+
+def test_bench_command_repeats_batch_sizes(tmp_path):
+    from shrinker.gpu.cases import load_cases
+
+    cases = load_cases()
+    cmd = verify.bench_command(cases, {"path": "/m"}, tmp_path / "r.jsonl", "pruned-r0")
+    t = cases.timing
+    sizes = cmd[cmd.index("--batch-size") + 1:cmd.index("--input-len")]
+    assert sizes == [str(b) for b in t["bench_batch_sizes"]] * t["bench_repeats"]
+    assert cmd[1:3] == ["-m", "sglang.bench_one_batch"] and "--result-filename" in cmd
+
+
+def test_timing_alternates_trees_and_warms_up_once(monkeypatch, tmp_path):
+    """Part 4: imports, start-ups and bench_one_batch go pruned, upstream, pruned, upstream ... on one machine."""
+    from shrinker.gpu import install, report
+    from shrinker.gpu.cases import load_cases
+
+    cases = load_cases()
+    trees = {"pruned": tmp_path / "tp", "upstream": tmp_path / "tu"}
+    inst = install.Installed(root=tmp_path, site=tmp_path / "site", trees=trees, models={}, manifest={})
+    logs = tmp_path / "logs" / "part4"
+    logs.mkdir(parents=True)
+    order = []
+    which = lambda env: "pruned" if str(trees["pruned"]) in env["PYTHONPATH"] else "upstream"  # noqa: E731
+    monkeypatch.setattr(verify, "prepare_models", lambda c, i, e, names=None: {
+        "tiny-dummy": {"path": str(tmp_path), "load_format": "dummy"}})
+    monkeypatch.setattr(verify, "_one_import", lambda env: (order.append(("import", which(env))) or
+                                                           (10.0 if which(env) == "upstream" else 9.0, None)))
+    monkeypatch.setattr(verify, "startup_once", lambda model, flags, env, logs_, tag, timeout: (
+        order.append(("startup", which(env), "warmup" in tag)) or
+        {"ready_s": 50.0 if which(env) == "upstream" else 48.0}))
+    row = lambda lat: {"batch_size": 1, "input_len": 256, "output_len": 32, "prefill_latency": lat,  # noqa: E731
+                       "median_decode_latency": lat / 10, "total_latency": lat * 2}
+    monkeypatch.setattr(verify, "bench_one_batch", lambda c, m, env, l, tag, timeout=600: (
+        order.append(("bench", which(env))) or {"rows": [row(0.1 if which(env) == "upstream" else 0.1)]}))
+    out = verify.run_timing(cases, inst, "pruned", logs, t0=__import__("time").monotonic(), deadline_s=1e9,
+                            main_env={"PYTHONPATH": str(trees["pruned"])})
+    n = cases.timing["import_runs"] + 1
+    assert [o for o in order if o[0] == "import"] == [("import", "pruned"), ("import", "upstream")] * n
+    starts = [o for o in order if o[0] == "startup"]
+    assert starts[0] == ("startup", "pruned", True)  # nothing launched on this machine yet: one uncounted warm-up
+    assert starts[1:] == [("startup", "pruned", False), ("startup", "upstream", False)] * cases.timing["startup_rounds"]
+    assert [o for o in order if o[0] == "bench"] == [("bench", "pruned"), ("bench", "upstream")] * cases.timing["bench_rounds"]
+    r = report.timing_ratios(out)
+    assert r["import_ratio"] == 0.9 and r["startup_ratio"] == 0.96 and r["worst_bench_ratio"] == 1.0
+
+    # a warm machine (something launched already) needs no warm-up
+    order.clear()
+    verify.mark_launched(logs)
+    verify.run_timing(cases, inst, "pruned", logs, t0=__import__("time").monotonic(), deadline_s=1e9,
+                      main_env={"PYTHONPATH": str(trees["pruned"])})
+    assert not any(o[0] == "startup" and o[2] for o in order)
+
+
+def test_only_runs_get_their_own_file_and_a_capped_start_up(monkeypatch, tmp_path):
+    _fake_device(monkeypatch, tmp_path, lambda name: [{"output_ids": [7]}], gpus=2)
+    limits = {}
+    monkeypatch.setattr(verify, "run_launch", lambda launch, cases, model, env, logs, tag, startup_timeout=None: (
+        limits.update({launch.name: startup_timeout}) or
+        {"status": "ok", "model": launch.model, "requests": {"gen-batch-3": {"http_status": 200, "answer": [1]}}}))
+    assert verify.run_part("record", 5, tmp_path, tmp_path / "ref", only=["tp2-flashinfer-graph"], deadline_s=590) == 0
+    assert [p.name for p in (tmp_path / "ref").glob("results*.json")] == \
+        ["results-part5-upstream-tp2-flashinfer-graph.json"]
+    # the two-GPU launch may wait 570 s (cases.toml), but never past the call's deadline less 30 s
+    assert 500 < limits["tp2-flashinfer-graph"] <= 560
+    assert verify.run_part("compare", 5, tmp_path, tmp_path / "run", ref=tmp_path / "ref",
+                           only=["tp2-flashinfer-graph"]) == 0
+    assert (tmp_path / "run" / "compare-part5-tp2-flashinfer-graph.json").is_file()

@@ -30,3 +30,33 @@ def test_seeds_differ_by_name_and_seed():
     assert _seed_for(0, "a") != _seed_for(0, "b")
     assert _seed_for(0, "a") != _seed_for(1, "a")
     assert _seed_for(0, "a") == _seed_for(0, "a")
+
+
+def test_exact_ints_are_fixed_bytes():
+    """SHAKE-256, not a random generator: these bytes are the same on every machine and version."""
+    from shrinker.gpu.weights import exact_ints
+
+    assert exact_ints(1, 4).hex() == "17bf62fe150850ba"
+    assert exact_ints(1, 8)[:8] == exact_ints(1, 4) and exact_ints(2, 4) != exact_ints(1, 4)
+
+
+def test_exact_draw_is_pinned_and_has_the_std():
+    import hashlib
+
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    from shrinker.gpu.weights import draw
+
+    x = draw((4, 8), 1, 0.02, exact=True)
+    digest = hashlib.sha256(x.to(torch.bfloat16).view(torch.int16).numpy().tobytes()).hexdigest()
+    assert digest == "406bc46d3543755644a4a5b6eb116b97a22749f1b777b8155f24ff719ff2aa47"
+    big = draw((256, 1024), 7, 0.02, exact=True)
+    assert abs(big.std().item() - 0.02) < 5e-4 and big.abs().max().item() <= 0.02 * 3 ** 0.5 * (1 + 1e-6)
+
+
+def test_exact_model_pins_its_weights():
+    from shrinker.gpu.cases import load_cases
+
+    spec = load_cases().model("tiny-exact")
+    assert spec["exact"] is True and len(spec["weights_sha256"]) == 64

@@ -113,3 +113,32 @@ def test_cpu_failure_wins_over_gpu(trees, monkeypatch, capsys):
     code, _ = _shrink(monkeypatch, capsys, "verify", "--tree", str(pruned), "--upstream", str(upstream),
                       "--no-report", "--check", "syntax", "--gpu")
     assert code == 1
+
+
+def test_gpu_without_a_gpu_exits_2_first(trees, monkeypatch, capsys):
+    """`shrink verify --gpu` on a machine without a GPU: one line, exit 2, before any CPU check runs."""
+    from shrinker.gpu import verify as gpu_verify
+    from shrinker.verify import run as verify_run
+
+    upstream, pruned = trees
+    monkeypatch.setattr(gpu_verify, "gpu_missing_reason", lambda: "no GPU here: nvidia-smi not found (" + "x" * 90 + ")")
+    ran = []
+    monkeypatch.setattr(verify_run, "verify_tree", lambda *a, **k: ran.append(a))
+    code, text = _shrink(monkeypatch, capsys, "verify", "--tree", str(pruned), "--upstream", str(upstream),
+                         "--no-report", "--gpu")
+    assert code == 2 and not ran
+    assert text.count("\n") == 1 and text.startswith("error: no GPU here: nvidia-smi not found")  # never wrapped
+
+
+def test_gpu_cli_on_this_machine_exits_2_with_one_line(tmp_path):
+    """The real command, in a fresh process (CI and this machine have no GPU)."""
+    import subprocess
+
+    from shrinker.gpu import verify as gpu_verify
+
+    if gpu_verify.gpu_missing_reason() is None:
+        pytest.skip("a GPU is present")
+    proc = subprocess.run([sys.executable, "-m", "shrinker.cli", "verify", "--gpu"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == "" and proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: no GPU here")

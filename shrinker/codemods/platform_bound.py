@@ -1,0 +1,287 @@
+"""Remove functions that can only raise NameError on CUDA, once their platform-only names are gone.
+
+SGLang binds many names only on one platform (`if _is_hip: from aiter import mla_decode_fwd`,
+`if _is_npu: from sgl_kernel_npu.kvcacheio import transfer_kv_dim_exchange`). After fold_platform
+and remove_dead_branches those bindings are gone, and a function like
+
+    def _forward_aiter(self, q, ...):          # dsa_backend.py
+        ...
+        mla_decode_fwd(q, ...)                 # unconditional: on CUDA this line always raises
+
+is left naming a name nothing defines. On CUDA it never worked in upstream either: every call
+reached that line and raised NameError. Such a function goes (to a fixpoint within the file: a
+module-level function that only called removed ones goes next). Removing it keeps every path that
+worked upstream as it was; a path that failed upstream fails still (NameError or AttributeError at
+the call instead of inside).
+
+What makes a function removable (all must hold, else nothing changes and the apply gate reports the
+undefined name):
+- the name was bound in the ORIGINAL module only inside `if`/`try` blocks, and the edited module no
+  longer binds it (a platform-only binding the folding removed) — or it is a module-level function
+  this codemod removed;
+- the use runs on every call: in a statement directly in the function body (or in a `with` body),
+  not under if/for/while/try/match, not in a lambda, comprehension, conditional expression or the
+  right side of and/or; no statement before it can return; the function is no generator;
+- a method: not a dunder, and its name is defined in no other class of the kept tree
+  (CodemodInputs.shared_methods), so removing it can never unmask a base-class method;
+- a module-level function: no kept module imports it by name.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+import libcst as cst
+
+from shrinker.codemods.base import ShrinkCodemod, pass_block
+from shrinker.codemods.inputs import CodemodInputs
+
+_CONDITIONAL_EXPR = (ast.IfExp, ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+_CONDITIONAL_STMT = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match, ast.FunctionDef,
+                     ast.AsyncFunctionDef, ast.ClassDef)
+_MAX_ROUNDS = 8
+
+
+def conditional_bindings(module: cst.Module) -> set[str]:
+    """Names bound at module level inside an if/try block (imports, assignments, defs)."""
+    names: set[str] = set()
+
+    def bound(stmt: cst.CSTNode) -> None:
+        for node in _walk_simple(stmt):
+            if isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    target = alias.asname.name if alias.asname else alias.name
+                    names.add(cst.helpers.get_full_name_for_node(target).split(".")[0])
+            elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
+                names.add(node.target.value)
+            elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                names.add(node.name.value)
+
+    def visit_block(body, inside: bool) -> None:
+        for stmt in body:
+            if isinstance(stmt, cst.If):
+                _visit_if(stmt)
+            elif isinstance(stmt, cst.Try):
+                visit_block(stmt.body.body, True)
+                for handler in stmt.handlers:
+                    visit_block(handler.body.body, True)
+                if stmt.orelse:
+                    visit_block(stmt.orelse.body.body, True)
+                if stmt.finalbody:
+                    visit_block(stmt.finalbody.body.body, True)
+            elif inside:
+                bound(stmt)
+
+    def _visit_if(node: cst.If) -> None:
+        visit_block(node.body.body, True)
+        if isinstance(node.orelse, cst.If):
+            _visit_if(node.orelse)
+        elif isinstance(node.orelse, cst.Else):
+            visit_block(node.orelse.body.body, True)
+
+    visit_block(module.body, False)
+    return names
+
+
+def _walk_simple(stmt: cst.CSTNode):
+    """The statement and its small statements (not into function or class bodies)."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            yield small
+            if isinstance(small, cst.Assign):
+                yield from small.targets
+    elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        yield stmt
+
+
+def module_bindings(tree: ast.Module) -> set[str]:
+    """Names bound anywhere at module scope (not inside functions or classes)."""
+    names: set[str] = set()
+
+    def visit(body) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(stmt.name)
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With)):
+                for node in ast.walk(stmt):
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                        names.add(node.id)
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                child = getattr(stmt, field, None)
+                if isinstance(child, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                       ast.ClassDef)):
+                    visit(child)
+            if isinstance(stmt, ast.ExceptHandler):
+                visit(stmt.body)
+
+    visit(tree.body)
+    return names
+
+
+def _undefined(tree: ast.Module, path: str) -> list[tuple[str, int, int]]:
+    from pyflakes import checker, messages
+
+    return [(m.message_args[0], m.lineno, m.col) for m in checker.Checker(tree, filename=path).messages
+            if isinstance(m, messages.UndefinedName)]
+
+
+class _Parents:
+    def __init__(self, tree: ast.Module) -> None:
+        self.parent: dict[ast.AST, ast.AST] = {}
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                self.parent[child] = node
+
+    def name_at(self, tree: ast.Module, name: str, line: int, col: int) -> Optional[ast.Name]:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id == name and node.lineno == line and node.col_offset == col:
+                return node
+        return None
+
+
+def _can_return_or_yield(nodes) -> bool:
+    for stmt in nodes:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)):
+                return True
+    return False
+
+
+def _own_nodes(fn: ast.AST):
+    """Nodes of a function body, not descending into nested functions, lambdas or classes."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def always_raising_function(parents: _Parents, name: ast.Name) -> Optional[ast.AST]:
+    """The function whose every call evaluates `name` (see module docstring), or None."""
+    child: ast.AST = name
+    node = parents.parent.get(name)
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(node, _CONDITIONAL_EXPR) or isinstance(node, _CONDITIONAL_STMT):
+            return None
+        if isinstance(node, ast.BoolOp) and child is not node.values[0]:
+            return None
+        if isinstance(node, ast.With) and child not in node.body and child not in node.items:
+            return None
+        child, node = node, parents.parent.get(node)
+    if node is None or child not in node.body:  # a decorator or default: evaluated at definition
+        return None
+    index = node.body.index(child)
+    if _can_return_or_yield(node.body[:index]):
+        return None
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in _own_nodes(node)):
+        return None
+    return node
+
+
+class RemovePlatformBoundFunctions(ShrinkCodemod):
+    """Remove the functions that always raise NameError on CUDA once platform-only bindings are gone."""
+
+    NAME = "remove_platform_bound"
+    DESCRIPTION = "remove functions whose every call uses a name only another platform binds"
+    NEEDS_ORIGINAL = True
+
+    def __init__(self, context, inputs: CodemodInputs, original: Optional[cst.Module] = None) -> None:
+        super().__init__(context, inputs)
+        self.original = original
+
+    @classmethod
+    def wants(cls, source: str, inputs: CodemodInputs) -> bool:
+        from shrinker.codemods.fold_platform import predicate_triggers
+
+        return predicate_triggers(inputs, tuple(inputs.rules.platform.packages)).search(source) is not None
+
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        if self.original is None:
+            return tree
+        candidates = conditional_bindings(self.original)
+        if not candidates:
+            return tree
+        code = tree.code
+        try:
+            parsed = ast.parse(code)
+        except SyntaxError:
+            return tree
+        eligible = candidates - module_bindings(parsed)
+        removed_functions: set[str] = set()
+        for _ in range(_MAX_ROUNDS):
+            targets = self._targets(parsed, eligible | removed_functions)
+            if not targets:
+                break
+            tree = tree.visit(_DropFunctions(targets))
+            for qualname in targets:
+                self.count("functions_removed")
+                if "." not in qualname:
+                    removed_functions.add(qualname)
+            code = tree.code
+            parsed = ast.parse(code)
+            removed_functions -= module_bindings(parsed)
+        return tree
+
+    def _targets(self, parsed: ast.Module, eligible: set[str]) -> set[str]:
+        if not eligible:
+            return set()
+        parents = _Parents(parsed)
+        imported = (self.inputs.removed.imported or {}).get(self.context.full_module_name or "", frozenset())
+        shared = self.inputs.shared_methods
+        targets: set[str] = set()
+        for name, line, col in _undefined(parsed, self.path):
+            if name not in eligible:
+                continue
+            node = parents.name_at(parsed, name, line, col)
+            fn = always_raising_function(parents, node) if node is not None else None
+            if fn is None:
+                continue
+            owner = parents.parent.get(fn)
+            if isinstance(owner, ast.Module):
+                if fn.name in imported or "*" in imported or self.inputs.removed.imported is None:
+                    continue
+                targets.add(fn.name)
+            elif isinstance(owner, ast.ClassDef) and isinstance(parents.parent.get(owner), ast.Module):
+                dunder = fn.name.startswith("__") and fn.name.endswith("__")
+                if dunder or shared is None or fn.name in shared:
+                    continue
+                targets.add(f"{owner.name}.{fn.name}")
+        return targets
+
+
+class _DropFunctions(cst.CSTTransformer):
+    """Remove module-level functions (`name`) and methods of module-level classes (`Class.name`)."""
+
+    def __init__(self, qualnames: set[str]) -> None:
+        self.qualnames = qualnames
+        self.depth = 0
+        self.cls: Optional[str] = None
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        if self.depth == 0 and self.cls is None:
+            self.cls = node.name.value
+            return True
+        return False
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        if self.cls == original_node.name.value:
+            self.cls = None
+            body = updated_node.body
+            if isinstance(body, cst.IndentedBlock) and not body.body:
+                return updated_node.with_changes(body=pass_block(body))
+        return updated_node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.depth += 1
+        return False
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        self.depth -= 1
+        qualname = f"{self.cls}.{original_node.name.value}" if self.cls else original_node.name.value
+        if self.depth == 0 and qualname in self.qualnames:
+            return cst.RemovalSentinel.REMOVE
+        return updated_node

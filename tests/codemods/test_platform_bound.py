@@ -1,0 +1,164 @@
+"""remove_platform_bound: functions that always raise NameError on CUDA once platform-only bindings
+are folded away (SGLang v0.5.16 shapes: dsa_backend's `_forward_aiter`, communicator's aiter helpers)."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import replace
+
+from shrinker.codemods.inputs import Removed
+from shrinker.codemods.pipeline import transform_source
+from tests.codemods.helpers import deepseek_inputs
+
+MODULE = "sglang.srt.layers.attention.dsa_backend"
+
+
+_NONE_IMPORTED: dict = {}
+
+
+def run(source: str, *, shared=frozenset(), imported=_NONE_IMPORTED):
+    inputs = replace(deepseek_inputs(), shared_methods=shared, removed=Removed(imported=imported))
+    return transform_source(textwrap.dedent(source), path="sglang/srt/x.py", module=MODULE, inputs=inputs,
+                            codemods=["fold_platform"])
+
+
+DSA = """
+from sglang.srt.utils import is_hip
+
+_is_hip = is_hip()
+if _is_hip:
+    from aiter.mla import mla_decode_fwd
+
+
+class DSABackend:
+    def forward_decode(self, q):
+        if self.dsa_decode_impl == "flashmla":
+            return self._forward_flashmla(q)
+        return self._forward_aiter(q)
+
+    def _forward_flashmla(self, q):
+        return q
+
+    def _forward_aiter(self, q):
+        out = q.new_empty(q.shape)
+        mla_decode_fwd(q, out)  # always raises on CUDA: nothing binds mla_decode_fwd there
+        return out
+"""
+
+
+def test_method_that_always_raises_goes() -> None:
+    result = run(DSA)
+    assert result.status == "success", result.error
+    assert "def _forward_aiter" not in result.code
+    assert "def _forward_flashmla" in result.code and "self._forward_aiter(q)" in result.code
+    assert "mla_decode_fwd" not in result.code
+    assert result.undefined == []
+    assert result.changes["remove_platform_bound.functions_removed"] == 1
+    again = transform_source(result.code, path="sglang/srt/x.py", module=MODULE,
+                             inputs=replace(deepseek_inputs(), shared_methods=frozenset(),
+                                            removed=Removed(imported={})), codemods=["fold_platform"])
+    assert again.status == "skip" and again.code == result.code
+
+
+def test_method_another_class_defines_stays() -> None:
+    result = run(DSA, shared=frozenset({"_forward_aiter"}))
+    assert "def _forward_aiter" in result.code
+    assert any("mla_decode_fwd" in u for u in result.undefined)
+
+
+def test_unknown_shared_methods_removes_no_method() -> None:
+    result = run(DSA, shared=None)
+    assert "def _forward_aiter" in result.code
+
+
+def test_conditional_use_stays_and_is_reported() -> None:
+    result = run("""
+        from sglang.srt.utils import is_hip
+
+        if is_hip():
+            from aiter import rmsnorm_quant
+
+
+        def fused_norm(x, impl):
+            if impl == "fused":
+                return rmsnorm_quant(x)
+            return x
+        """)
+    assert "def fused_norm" in result.code
+    assert any("rmsnorm_quant" in u for u in result.undefined)
+
+
+def test_use_after_an_early_return_stays() -> None:
+    result = run("""
+        from sglang.srt.utils import is_hip
+
+        if is_hip():
+            from aiter import shuffle_weight
+
+
+        def process(w, skip):
+            if skip:
+                return w
+            return shuffle_weight(w)
+        """)
+    assert "def process" in result.code
+
+
+def test_module_functions_go_to_a_fixpoint() -> None:
+    result = run("""
+        from sglang.srt.utils import is_npu
+
+        if is_npu():
+            import torch_npu
+
+
+        def npu_rotary(x):
+            return torch_npu.npu_rotary_mul(x)
+
+
+        def rotary_npu_wrapper(x):
+            y = x * 2
+            return npu_rotary(y)
+
+
+        def rotary(x):
+            return x
+        """)
+    assert "def npu_rotary" not in result.code
+    assert "def rotary_npu_wrapper" not in result.code
+    assert "def rotary(x)" in result.code
+    assert result.undefined == []
+
+
+def test_module_function_other_modules_import_stays() -> None:
+    source = """
+        from sglang.srt.utils import is_npu
+
+        if is_npu():
+            import torch_npu
+
+
+        def npu_rotary(x):
+            return torch_npu.npu_rotary_mul(x)
+        """
+    assert "def npu_rotary" in run(source, imported={MODULE: frozenset({"npu_rotary"})}).code
+    assert "def npu_rotary" in run(source, imported=None).code  # unknown importers: keep
+
+
+def test_dunder_stays_and_an_emptied_class_gets_pass() -> None:
+    result = run("""
+        from sglang.srt.utils import is_hip
+
+        if is_hip():
+            from aiter import QuantType
+
+
+        class HipQuant:
+            def __init__(self):
+                self.q = QuantType.per_Token
+
+            def quant_type(self):
+                return QuantType.per_Token
+        """)
+    assert "def __init__" in result.code and "def quant_type" not in result.code
+    compile(result.code, "<after>", "exec")
