@@ -106,7 +106,7 @@ def wait_ready(server: Server, timeout: float) -> bool:
                 return True
         except (OSError, urllib.error.URLError):
             pass
-        time.sleep(0.5)
+        time.sleep(0.2)  # start-up ratios compare ~55 s launches: 0.2 s is under 0.5 %
     return False
 
 

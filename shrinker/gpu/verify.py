@@ -549,7 +549,8 @@ def run_gpu_verify(tree: Path, upstream_root: Path) -> int:
     ref = reference_dir()
     run_dir = bundle.bundle_dir() / "local-run"
     shutil.rmtree(run_dir, ignore_errors=True)
-    code = run_part("compare", 0, bundle.ship_dir(), run_dir, ref=ref, deadline_s=float("inf"))
+    code = run_part("compare", 0, bundle.ship_dir(), run_dir, ref=ref, deadline_s=float("inf"),
+                    command=f"shrink verify --gpu --tree {tree}")
     from shrinker.gpu import report
 
     report.write_report(ref, [run_dir], reference_dir().parent)

@@ -106,3 +106,9 @@ def test_weights_difference_is_noted_per_case(tmp_path: Path):
     assert other[0].status == "pass" and other[0].detail == "identical [seeded weights differ from the reference's]"
     model = compare.compare_launches({"a": {**launch, "config_digest": "c1"}}, {"a": {**launch, "config_digest": "c2"}})
     assert "model folder differs" in model[0].detail
+
+
+def test_a_launch_that_failed_upstream_cannot_pass():
+    ok = {"status": "ok", "requests": {"gen": {"http_status": 200, "answer": {"output_ids": [1]}}}}
+    rows = compare.compare_launches({"c": {"status": "failed: server did not become ready", "requests": {}}}, {"c": ok})
+    assert [(r.launch, r.status) for r in rows] == [("c", "error")] and "no upstream reference" in rows[0].detail
