@@ -57,7 +57,9 @@ def _detached(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
     line (with the lines before them); a comment block directly above it goes with it."""
     last_blank = max((i for i, line in enumerate(lines) if line.comment is None), default=-1)
     head = list(lines[:last_blank])
-    return head if any(line.comment is not None for line in head) else []
+    while head and head[-1].comment is None:  # the next statement brings its own blank lines
+        head.pop()
+    return head
 
 
 def _pass_line(leading: list[cst.EmptyLine]) -> cst.SimpleStatementLine:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -42,11 +43,20 @@ def register(app: typer.Typer) -> None:
 
     @app.command("why")
     def why(
-        target: str = typer.Argument(..., help="A path (sglang/srt/x.py or python/sglang/...) or a module."),
+        target: str = typer.Argument(..., help="A path (sglang/srt/x.py or python/sglang/...) or a module; "
+                                               "MODULE:SYMBOL for a function, class or method."),
         profile: str = typer.Option("deepseek", "--profile", "-p"),
         spec: Optional[str] = typer.Option(None, "--upstream", help="Upstream spec (default: the pin)."),
+        tree: Optional[Path] = typer.Option(None, "--tree", help="MODULE:SYMBOL only: the tree to analyse "
+                                                                 "(default: the work tree, read only)."),
     ) -> None:
-        """Why a file is kept (shortest import chain from a root) or removed (which rule)."""
+        """Why a file is kept (shortest import chain from a root) or removed (which rule);
+        for MODULE:SYMBOL, why a symbol is kept (the chain of references, or the rule) or removed."""
+        if ":" in target:  # a symbol: the symbol graph answers (shrinker/symbols/why.py)
+            from shrinker.symbols.commands import why_symbol
+
+            why_symbol(target, profile, tree)
+            return
         from shrinker.plan.run import analyse
         from shrinker.plan.why import explain
         from shrinker.rules.load import load_rules

@@ -53,9 +53,9 @@ def why_symbol(target: str, profile: str = "deepseek", tree: Optional[Path] = No
     lines = render(answer)
     verdict = "[green]kept[/]" if answer.kept else "[red]removed[/]"
     out.print(f"{answer.symbol} [dim]({answer.path}:{answer.line}, {answer.lines} lines)[/]: {verdict} — "
-              f"{answer.reason}", highlight=False)
+              f"{answer.reason}", highlight=False, soft_wrap=True)
     for line in lines[1:]:
-        out.print(line, highlight=False)
+        out.print(line, highlight=False, soft_wrap=True)
     out.print(f"[dim]tree {root}[/]")
 
 

@@ -23,7 +23,8 @@ A live symbol's references make more symbols live:
     its module looks computed names up (`getattr(self, name)`, `hasattr`, `__dict__[...]`,
     `globals()[...]`, attrgetter, import_module) — elsewhere such a string is a label or a message;
   - `X.__subclasses__()` keeps every subclass of X in the tree;
-  - a kept member keeps its class.
+  - a kept member keeps its class, and its overrides in kept subclasses (what calls the base
+    calls them; an abstract method left without its override would make the subclass abstract).
 
 So a symbol is removable only when no reference by name, attribute or string in kept code can
 reach it. Each live symbol records the first reason found (breadth first: a short chain).
@@ -48,7 +49,7 @@ from shrinker import paths
 from shrinker.graph.cache import FactsCache, content_key
 from shrinker.graph.discover import SourceFile, discover
 from shrinker.symbols.facts import (
-    ASSIGN, CLASS, FUNCTION, IMPORT, METHOD, NESTED_CLASS, SYMBOLS_VERSION, ModuleSymbols, Refs, Symbol,
+    CLASS, IMPORT, METHOD, NESTED_CLASS, SYMBOLS_VERSION, ModuleSymbols, Refs, Symbol,
     module_symbols)
 from shrinker.symbols.rules import SymbolRules
 
@@ -58,7 +59,7 @@ _BUILTINS = frozenset(dir(builtins))
 
 @dataclass(frozen=True)
 class Reason:
-    code: str  # module_code | name | import | attr | string | pattern | subclasses | member | protect |
+    code: str  # name | import | attr | string | pattern | subclasses | member | override | protect |
     #            decorator | base | dynamic | entry_point | unparsed
     text: str
     via: str = ""  # the symbol (module:qualname, or module:<module>) whose code holds the reference
@@ -101,7 +102,7 @@ def split_sid(symbol_id: str) -> tuple[str, str]:
 # ---------------------------------------------------------------------------------------------
 # Facts for a whole tree, in worker processes, cached by content hash.
 
-def _cache(pure_calls: frozenset[str]) -> FactsCache:
+def _cache() -> FactsCache:
     folder = Path(os.environ["SHRINK_PARSE_CACHE"]) if os.environ.get("SHRINK_PARSE_CACHE") \
         else paths.cache_dir() / "parse"
     return FactsCache(folder / f"symbols-v{SYMBOLS_VERSION}.pickle")
@@ -129,7 +130,7 @@ def tree_symbols(tree: Path, rules: SymbolRules, *, jobs: int = 2, cache: Option
     files = discover(tree)
     pure_calls = rules.pure_call_set
     salt = hashlib.blake2b("\0".join(sorted(pure_calls)).encode(), digest_size=8).hexdigest()
-    cache = cache if cache is not None else _cache(pure_calls)
+    cache = cache if cache is not None else _cache()
     out: dict[str, ModuleSymbols] = {}
     todo: list[tuple[str, tuple]] = []
     for f, module in _python_files(files):
@@ -411,9 +412,32 @@ class SymbolGraph:
                                       f"it may call any member")
             if any(self._pattern_rx(h).match(name) for h in known.hooks):
                 return Reason("base", f"{base} calls `{name}` on subclasses: {known.reason}")
+        for ancestor in self._ancestors(class_item.id):
+            kept = self.live.get(f"{ancestor}.{name}")
+            if kept is not None:
+                return Reason("override", f"overrides {ancestor}.{name}, which is kept ({kept.code}): what "
+                                          f"calls the base calls the override", f"{ancestor}.{name}")
         if name in self.used:
             return self.used[name]
         return self._pattern_match(name)
+
+    def _ancestors(self, class_id: str) -> list[str]:
+        out, todo = [], list(self._parents.get(class_id, ()))
+        while todo:
+            current = todo.pop()
+            if current not in out:
+                out.append(current)
+                todo.extend(self._parents.get(current, ()))
+        return out
+
+    def _descendants(self, class_id: str) -> list[str]:
+        out, todo = [], list(self.subclasses.get(class_id, ()))
+        while todo:
+            current = todo.pop()
+            if current not in out:
+                out.append(current)
+                todo.extend(self.subclasses.get(current, ()))
+        return out
 
     def _on_live(self, symbol_id: str) -> None:
         item = self.symbols[symbol_id]
@@ -421,6 +445,12 @@ class SymbolGraph:
         via = symbol_id
         if item.cls:
             self._mark(item.cls, Reason("member", f"its member {item.name} is kept", symbol_id))
+            # Overrides in kept subclasses stay with it (whatever calls it calls them; and an
+            # abstract base method left without its override would make the subclass abstract).
+            for sub in self._descendants(item.cls):
+                override = f"{sub}.{item.name}"
+                if sub in self.live and override in self.symbols:
+                    self._mark(override, Reason("override", f"overrides {symbol_id}, which is kept", symbol_id))
         own_class = symbol_id if CLASS in sym.kinds else item.cls
         self._process(sym.refs, item.module, via, own_class)
         for module, name, line in item.edges:
@@ -519,8 +549,7 @@ class SymbolGraph:
 
     def referrers(self, symbol_id: str) -> list[tuple[str, str, int]]:
         """(symbol, how, line) for every piece of code, kept or not, that mentions the symbol."""
-        item = self.symbols[symbol_id]
-        name, module = item.name, item.module
+        name = self.symbols[symbol_id].name
         out = []
         for ms in self.modules.values():
             pieces: list[tuple[str, Refs, str]] = [(sid(ms.module, MODULE_CODE), ms.root, "")]

@@ -87,8 +87,22 @@ def explain_symbol(graph: SymbolGraph, target: str) -> SymbolWhy:
             answer.reason = f"its class {item.cls} goes (nothing kept references it)"
         else:
             answer.reason = "no reference by name, attribute or string in kept code reaches it, and no rule protects it"
-    answer.referrers = graph.referrers(symbol_id)
+    answer.referrers = _referrers(graph, symbol_id)
     return answer
+
+
+def _referrers(graph: SymbolGraph, symbol_id: str) -> list[tuple[str, str, int]]:
+    """Code mentioning the symbol, and code mentioning the import aliases that re-bind it."""
+    out: list[tuple[str, str, int]] = []
+    todo, seen = [symbol_id], {symbol_id}
+    while todo:
+        current = todo.pop(0)
+        for code, how, line in graph.referrers(current):
+            out.append((code, how if current == symbol_id else f"{how} of alias {current}", line))
+            if how == "import" and code in graph.symbols and code not in seen and len(seen) < 50:
+                seen.add(code)
+                todo.append(code)
+    return out
 
 
 def render(answer: SymbolWhy) -> list[str]:
