@@ -171,7 +171,7 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
         if target.exists():
             target.unlink()
             outcome.files_deleted += 1
-    platform_batch = any(e["name"] == "fold_platform" for e in batch["codemods"])
+    platform_batch = any(e["name"] == "remove_platform_classes" for e in batch["codemods"])
     inputs = CodemodInputs(rules=rules, removed=_removed_through(plan, number, tree, rules if platform_batch else None),
                            shared_methods=shared_method_names(tree))
     failures, findings = [], []

@@ -11,8 +11,8 @@ Codemods are found by NAME in CODEMODS (the names rules/<profile>.toml [[batches
 `resolve_codemods` completes a batch's list with what the platform codemods need to leave no trace:
 fold_platform -> remove_dead_branches (the folded tests decide branches) and, after any platform
 codemod, remove_platform_imports (imports only the removed code used) and, after folding,
-remove_platform_bound (functions left always raising NameError); folding also brings
-remove_platform_classes (classes rules.platform.classes names) first; the platform group runs in
+remove_platform_bound (functions left always raising NameError); remove_platform_classes, when a batch
+names it, runs first; the platform group runs in
 its canonical order at the place of its first member, other codemods keep the order given.
 """
 
@@ -69,8 +69,7 @@ _load_optional()
 PLATFORM_GROUP = ("remove_platform_classes", "fold_platform", "remove_dead_branches", "remove_platform_methods", "remove_platform_imports",
                   "remove_platform_bound")
 _IMPLIES = {
-    "fold_platform": ("remove_platform_classes", "remove_dead_branches", "remove_platform_imports",
-                      "remove_platform_bound"),
+    "fold_platform": ("remove_dead_branches", "remove_platform_imports", "remove_platform_bound"),
     "remove_dead_branches": ("remove_platform_imports",),
     "remove_platform_methods": ("remove_platform_imports",),
 }

@@ -16,15 +16,18 @@ the call instead of inside).
 
 What makes a function removable (all must hold, else nothing changes and the apply gate reports the
 undefined name):
-- the name was bound in the ORIGINAL module only inside `if`/`try` blocks, and the edited module no
-  longer binds it (a platform-only binding the folding removed) — or it is a module-level function
-  this codemod removed;
+- the name was bound in the ORIGINAL module inside an `if`/`try` block (at module level or in a
+  function), and the edited module binds it nowhere (a platform-only binding the folding removed) — or
+  it is a module-level function this codemod removed;
 - the use runs on every call: in a statement directly in the function body (or in a `with` body),
   not under if/for/while/try/match, not in a lambda, comprehension, conditional expression or the
   right side of and/or; no statement before it can return; the function is no generator;
-- a method: not a dunder, and its name is defined in no other class of the kept tree
-  (CodemodInputs.shared_methods), so removing it can never unmask a base-class method;
+- a method: not a dunder, and either its class has no base class or its name is defined in no other
+  class of the kept tree (CodemodInputs.shared_methods): removing it can never unmask a base method;
 - a module-level function: no kept module imports it by name.
+
+A use inside the annotation of an annotated assignment in a function (`self.qr_comm:
+Optional[QuickAllReduce] = None`) is never evaluated: the annotation goes, the assignment stays.
 """
 
 from __future__ import annotations
@@ -43,81 +46,42 @@ _CONDITIONAL_STMT = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Matc
 _MAX_ROUNDS = 8
 
 
-def conditional_bindings(module: cst.Module) -> set[str]:
-    """Names bound at module level inside an if/try block (imports, assignments, defs)."""
+def _bound_by(node: ast.AST) -> set[str]:
+    """Names one node binds (imports, stores, defs, parameters, except targets)."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return {node.id}
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, ast.arg):
+        return {node.arg}
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return {node.name}
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return set(node.names)
+    return set()
+
+
+def conditional_bindings(tree: ast.Module) -> set[str]:
+    """Names bound inside an if/try block anywhere (module level or in functions)."""
     names: set[str] = set()
-
-    def bound(stmt: cst.CSTNode) -> None:
-        for node in _walk_simple(stmt):
-            if isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
-                for alias in node.names:
-                    target = alias.asname.name if alias.asname else alias.name
-                    names.add(cst.helpers.get_full_name_for_node(target).split(".")[0])
-            elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
-                names.add(node.target.value)
-            elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-                names.add(node.name.value)
-
-    def visit_block(body, inside: bool) -> None:
-        for stmt in body:
-            if isinstance(stmt, cst.If):
-                _visit_if(stmt)
-            elif isinstance(stmt, cst.Try):
-                visit_block(stmt.body.body, True)
-                for handler in stmt.handlers:
-                    visit_block(handler.body.body, True)
-                if stmt.orelse:
-                    visit_block(stmt.orelse.body.body, True)
-                if stmt.finalbody:
-                    visit_block(stmt.finalbody.body.body, True)
-            elif inside:
-                bound(stmt)
-
-    def _visit_if(node: cst.If) -> None:
-        visit_block(node.body.body, True)
-        if isinstance(node.orelse, cst.If):
-            _visit_if(node.orelse)
-        elif isinstance(node.orelse, cst.Else):
-            visit_block(node.orelse.body.body, True)
-
-    visit_block(module.body, False)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.Try)):
+            blocks = [node.body, node.orelse] + ([h.body for h in node.handlers] + [node.finalbody]
+                                                 if isinstance(node, ast.Try) else [])
+            for block in blocks:
+                for stmt in block:
+                    for inner in ast.walk(stmt):
+                        names |= _bound_by(inner)
     return names
 
 
-def _walk_simple(stmt: cst.CSTNode):
-    """The statement and its small statements (not into function or class bodies)."""
-    if isinstance(stmt, cst.SimpleStatementLine):
-        for small in stmt.body:
-            yield small
-            if isinstance(small, cst.Assign):
-                yield from small.targets
-    elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-        yield stmt
-
-
-def module_bindings(tree: ast.Module) -> set[str]:
-    """Names bound anywhere at module scope (not inside functions or classes)."""
+def all_bindings(tree: ast.Module) -> set[str]:
+    """Every name bound anywhere in the module, in any scope."""
     names: set[str] = set()
-
-    def visit(body) -> None:
-        for stmt in body:
-            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(stmt.name)
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With)):
-                for node in ast.walk(stmt):
-                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                        names.add(node.id)
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                child = getattr(stmt, field, None)
-                if isinstance(child, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                       ast.ClassDef)):
-                    visit(child)
-            if isinstance(stmt, ast.ExceptHandler):
-                visit(stmt.body)
-
-    visit(tree.body)
+    for node in ast.walk(tree):
+        names |= _bound_by(node)
     return names
 
 
@@ -202,34 +166,38 @@ class RemovePlatformBoundFunctions(ShrinkCodemod):
     def transform_module(self, tree: cst.Module) -> cst.Module:
         if self.original is None:
             return tree
-        candidates = conditional_bindings(self.original)
-        if not candidates:
-            return tree
-        code = tree.code
         try:
-            parsed = ast.parse(code)
+            candidates = conditional_bindings(ast.parse(self.original.code))
+            if not candidates:
+                return tree
+            parsed = ast.parse(tree.code)
         except SyntaxError:
             return tree
-        eligible = candidates - module_bindings(parsed)
+        eligible = candidates - all_bindings(parsed)
         removed_functions: set[str] = set()
         for _ in range(_MAX_ROUNDS):
-            targets = self._targets(parsed, eligible | removed_functions)
-            if not targets:
+            targets, annotations = self._targets(parsed, eligible | removed_functions)
+            if not targets and not annotations:
                 break
-            tree = tree.visit(_DropFunctions(targets))
+            if annotations:
+                tree = drop_annotations(tree, annotations)
+                self.count("annotations_dropped", len(annotations))
+            if targets:
+                tree = tree.visit(_DropFunctions(targets))
             for qualname in targets:
                 self.count("functions_removed")
                 if "." not in qualname:
                     removed_functions.add(qualname)
-            code = tree.code
-            parsed = ast.parse(code)
-            removed_functions -= module_bindings(parsed)
+            parsed = ast.parse(tree.code)
+            removed_functions -= all_bindings(parsed)
         return tree
 
-    def _targets(self, parsed: ast.Module, eligible: set[str]) -> set[str]:
+    def _targets(self, parsed: ast.Module, eligible: set[str]) -> tuple[set[str], set[tuple[int, int]]]:
+        """Functions to remove (qualnames) and annotated assignments to un-annotate (line, col)."""
         if not eligible:
-            return set()
+            return set(), set()
         parents = _Parents(parsed)
+        annotations: set[tuple[int, int]] = set()
         imported = (self.inputs.removed.imported or {}).get(self.context.full_module_name or "", frozenset())
         shared = self.inputs.shared_methods
         targets: set[str] = set()
@@ -237,6 +205,10 @@ class RemovePlatformBoundFunctions(ShrinkCodemod):
             if name not in eligible:
                 continue
             node = parents.name_at(parsed, name, line, col)
+            ann = _local_annotation(parents, node) if node is not None else None
+            if ann is not None:  # never evaluated: a function-scope annotation (`self.qr: Optional[X] = None`)
+                annotations.add((ann.lineno, ann.col_offset))
+                continue
             fn = always_raising_function(parents, node) if node is not None else None
             if fn is None:
                 continue
@@ -247,10 +219,45 @@ class RemovePlatformBoundFunctions(ShrinkCodemod):
                 targets.add(fn.name)
             elif isinstance(owner, ast.ClassDef) and isinstance(parents.parent.get(owner), ast.Module):
                 dunder = fn.name.startswith("__") and fn.name.endswith("__")
-                if dunder or shared is None or fn.name in shared:
+                # With no base class (HpuCommunicator) nothing can be unmasked; else the name must be unique.
+                based = any(not (isinstance(b, ast.Name) and b.id == "object") for b in owner.bases)
+                if dunder or (based and (shared is None or fn.name in shared)):
                     continue
                 targets.add(f"{owner.name}.{fn.name}")
-        return targets
+        return targets, annotations
+
+
+def _local_annotation(parents: _Parents, name: ast.Name) -> Optional[ast.AnnAssign]:
+    """The annotated assignment inside a function whose annotation holds `name` (never evaluated)."""
+    child: ast.AST = name
+    node = parents.parent.get(name)
+    while node is not None and not isinstance(node, ast.stmt):
+        child, node = node, parents.parent.get(node)
+    if not (isinstance(node, ast.AnnAssign) and child is node.annotation and node.value is not None):
+        return None
+    scope = parents.parent.get(node)
+    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                                          ast.Module)):
+        scope = parents.parent.get(scope)
+    return node if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def drop_annotations(tree: cst.Module, where: set[tuple[int, int]]) -> cst.Module:
+    """`self.qr_comm: Optional[QuickAllReduce] = None` -> `self.qr_comm = None`, at (line, col) of `where`."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+
+    class _Drop(cst.CSTTransformer):
+        def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign):
+            start = positions[original_node].start
+            if (start.line, start.column) not in where:
+                return updated_node
+            return cst.Assign(targets=[cst.AssignTarget(target=updated_node.target)], value=updated_node.value,
+                              semicolon=updated_node.semicolon)
+
+    return wrapper.module.visit(_Drop())
 
 
 class _DropFunctions(cst.CSTTransformer):

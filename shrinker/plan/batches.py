@@ -90,7 +90,7 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
                 # Kept files that import a module this batch deletes.
                 files = sorted({g.module_path[u] for m, idx in deleted_in.items() if idx == i
                                 for u, _ in g.importers(m) if u in reach.kept and g.module_path.get(u)})
-            elif codemod in ("fold_platform", "remove_platform_methods"):
+            elif codemod in ("fold_platform", "remove_platform_methods", "remove_platform_classes"):
                 files = sorted(g.module_path[m] for m in kept_modules
                                if platform_re.search((g.tree / g.module_path[m]).read_text(errors="replace")))
             elif codemod in ("prune_registries", "prune_cli_choices"):

@@ -73,10 +73,42 @@ def extract(source: bytes, module: str, is_package: bool, internal: frozenset[st
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and DOTTED.match(node.value):
             if node.value.split(".", 1)[0] in internal:
                 facts.strings.append((node.lineno, node.value))
+    quiet = never_evaluated(tree)
     for msg in flakes.Checker(tree, filename=module).messages:
-        if isinstance(msg, UNDEFINED):
+        if isinstance(msg, UNDEFINED) and (msg.lineno, msg.col) not in quiet:
             facts.undefined.append((msg.lineno, type(msg).__name__, str(msg.message_args[0])))
     return facts
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def never_evaluated(tree: ast.Module) -> set[tuple[int, int]]:
+    """(line, col) of names Python never evaluates: annotations under `from __future__ import
+    annotations` (any annotation in a function body, with or without it), and `if TYPE_CHECKING:`
+    bodies. The codemods leave uses of a removed TYPE_CHECKING-only import there (they cannot fail);
+    pyflakes would still call them undefined."""
+    future = any(isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(a.name == "annotations"
+                 for a in s.names) for s in tree.body)
+    roots: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            roots.extend(node.body)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if future:
+                roots.extend(a.annotation for a in (*node.args.posonlyargs, *node.args.args,
+                                                    *node.args.kwonlyargs, node.args.vararg, node.args.kwarg)
+                             if a is not None and a.annotation is not None)
+                if node.returns is not None:
+                    roots.append(node.returns)
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.AnnAssign) and inner is not node:
+                    roots.append(inner.annotation)
+        if future and isinstance(node, ast.AnnAssign):
+            roots.append(node.annotation)
+    return {(n.lineno, n.col_offset) for root in roots for n in ast.walk(root) if isinstance(n, ast.Name)}
 
 
 def _targets(node: ast.AST) -> list[str]:

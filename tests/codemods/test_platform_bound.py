@@ -30,7 +30,7 @@ if _is_hip:
     from aiter.mla import mla_decode_fwd
 
 
-class DSABackend:
+class DSABackend(AttentionBackend):
     def forward_decode(self, q):
         if self.dsa_decode_impl == "flashmla":
             return self._forward_flashmla(q)
@@ -162,3 +162,45 @@ def test_dunder_stays_and_an_emptied_class_gets_pass() -> None:
         """)
     assert "def __init__" in result.code and "def quant_type" not in result.code
     compile(result.code, "<after>", "exec")
+
+
+def test_methods_of_a_class_without_bases_go_even_with_common_names() -> None:
+    # hpu_communicator.py: `htorch` is bound only under `if is_hpu():`; all_reduce is a common name
+    result = run("""
+        from sglang.srt.utils import is_hpu
+
+        if is_hpu():
+            import habana_frameworks.torch as htorch
+
+
+        class HpuCommunicator:
+            def __init__(self, group):
+                self.disabled = not is_hpu()
+
+            def all_reduce(self, x):
+                htorch.core.mark_step()
+                return x
+        """, shared=frozenset({"all_reduce"}))
+    assert "def all_reduce" not in result.code and "def __init__" in result.code
+    assert result.undefined == []
+
+
+def test_function_local_platform_import_and_annotation() -> None:
+    # parallel_state.py: QuickAllReduce imported inside __init__ under `if is_hip():`
+    result = run("""
+        from typing import Optional
+
+        from sglang.srt.utils import is_hip
+
+
+        class GroupCoordinator:
+            def __init__(self, group):
+                if is_hip():
+                    from sglang.srt.distributed.quick_all_reduce import QuickAllReduce
+                self.qr_comm: Optional[QuickAllReduce] = None
+                self.group = group
+        """)
+    assert "self.qr_comm = None" in result.code
+    assert "QuickAllReduce" not in result.code
+    assert result.undefined == []
+    assert result.changes["remove_platform_bound.annotations_dropped"] == 1

@@ -1,0 +1,25 @@
+"""verify facts: undefined names Python never evaluates are not counted (the codemods leave them)."""
+
+from __future__ import annotations
+
+from shrinker.verify.facts import extract
+
+SOURCE = b'''from __future__ import annotations
+from typing import TYPE_CHECKING
+
+
+def attach(cache: HiMambaRadixCache, n: int) -> Result:
+    if TYPE_CHECKING:
+        assert isinstance(cache, (HiRadixCache, DeepseekV4HipRadixBackend))
+    local: Pool = make_pool(n)
+    return local
+'''
+
+
+def test_annotations_and_type_checking_bodies_are_not_undefined_uses() -> None:
+    assert extract(SOURCE, "m", False, frozenset()).undefined == [(8, "UndefinedName", "make_pool")]
+
+
+def test_without_future_annotations_a_parameter_annotation_counts() -> None:
+    source = b"def attach(cache: HiMambaRadixCache):\n    x: Pool = 1\n    return x\n"
+    assert extract(source, "m", False, frozenset()).undefined == [(1, "UndefinedName", "HiMambaRadixCache")]
