@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from shrinker.graph.parse import resolve_relative
 
 # Bump when the meaning of ModuleSymbols changes: old cache entries are then ignored.
-SYMBOLS_VERSION = "3"
+SYMBOLS_VERSION = "6"
 
 FUNCTION, CLASS, METHOD, NESTED_CLASS, ASSIGN, IMPORT = (
     "function", "class", "method", "nested_class", "assign", "import")
@@ -99,6 +99,11 @@ class ModuleSymbols:
     aliases: dict[str, str] = field(default_factory=dict)  # name bound by any import -> dotted target
     dynamic: str = ""  # why the module's namespace is read as a whole ("" if it is not)
     lookup: str = ""  # where the module looks a computed name up (getattr(x, name) ...), "" if nowhere
+    # Dotted names this file may hold as module objects, by kind: "i:a.b" `import a.b`,
+    # "f:a.b" `from a import b`, "s:a.b.c" a dotted string or import_module("a.b.c"), "p:a.b"
+    # import_module(f"a.b.{x}") / ("a.b." + x). Only modules some file holds as an object can have a module-level
+    # name read as an attribute (`b.func`).
+    module_refs: dict[str, int] = field(default_factory=dict)
     parse_error: str = ""
 
 
@@ -132,6 +137,7 @@ class _Collector(ast.NodeVisitor):
         self.refs = Refs()
         self.dynamic = ""
         self.lookup = ""
+        self.module_refs: dict[str, int] = {}
 
     # -- names and attributes ---------------------------------------------------------------------
     def visit_Name(self, node: ast.Name) -> None:
@@ -169,6 +175,8 @@ class _Collector(ast.NodeVisitor):
         if _IDENT.match(text):
             self.refs.strings.setdefault(text, line)
         elif _PATHLIKE.match(text):
+            if "." in text:
+                self.module_refs.setdefault("s:" + text.split(":")[0], line)
             for part in re.split(r"[.:]", text):
                 if _IDENT.match(part):
                     self.refs.strings.setdefault(part, line)
@@ -230,6 +238,10 @@ class _Collector(ast.NodeVisitor):
         elif isinstance(func, ast.Name) and func.id in _DYNAMIC_CALLS and not node.args and not node.keywords:
             self.dynamic = self.dynamic or f"{func.id}() at line {node.lineno}"
         name = dotted(func)
+        if name in ("inspect.getmodule", "getmodule") and not self.dynamic:
+            self.dynamic = f"{name}() at line {node.lineno}"  # introspects a module's namespace
+        if name.rsplit(".", 1)[-1] in ("import_module", "__import__") and node.args:
+            self._imported_by_name(node.args[0], node.lineno)
         if not self.lookup:
             if name in _LOOKUP_CALLS and len(node.args) >= 2 and not _is_str(node.args[1]):
                 self.lookup = f"{name}(..., <computed name>) at line {node.lineno}"
@@ -246,12 +258,37 @@ class _Collector(ast.NodeVisitor):
             self.dynamic = self.dynamic or f"sys.modules[__name__] at line {node.lineno}"
         self.generic_visit(node)
 
+    def _imported_by_name(self, arg: ast.expr, line: int) -> None:
+        """import_module("a.b") / f"a.b.{x}" / f"{__name__}.{x}" / "a.b." + x: the module(s) named."""
+        if _is_str(arg):
+            self.module_refs.setdefault("s:" + arg.value, line)  # type: ignore[attr-defined]
+            return
+        text = ""
+        if isinstance(arg, ast.JoinedStr):
+            for part in arg.values:
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    text += part.value
+                elif isinstance(part, ast.FormattedValue) and dotted(part.value) == "__name__":
+                    text += self.module
+                else:
+                    break
+        elif isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Add) and _is_str(arg.left):
+            text = arg.left.value  # type: ignore[attr-defined]
+        prefix = text.rsplit(".", 1)[0] if "." in text else ""
+        if prefix and _PATHLIKE.match(prefix):
+            self.module_refs.setdefault("p:" + prefix, line)
+
     # -- imports inside functions -----------------------------------------------------------------
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         target = resolve_relative(self.module, self.is_package, node.level, node.module or "")
         for alias in node.names:
             if alias.name != "*":
                 self.refs.imports.setdefault((target, alias.name), node.lineno)
+                self.module_refs.setdefault(f"f:{target}.{alias.name}", node.lineno)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.module_refs.setdefault("i:" + alias.name, node.lineno)
 
 
 def _matches(name: str, globs: frozenset[str]) -> bool:
@@ -335,6 +372,8 @@ class _Builder:
             c.visit(node)
         self.dynamic = self.dynamic or c.dynamic
         self.lookup = self.lookup or c.lookup
+        for name, line in c.module_refs.items():
+            self.out.module_refs.setdefault(name, line)
         return c.refs
 
     def _add(self, qualname: str, kind: str, node: ast.stmt, refs: Refs, **extra) -> Symbol:
@@ -388,10 +427,12 @@ class _Builder:
                 continue
             bound = alias.asname or alias.name
             self.out.aliases[bound] = f"{target}.{alias.name}"
+            self.out.module_refs.setdefault(f"f:{target}.{alias.name}", node.lineno)
             self._add(bound, IMPORT, node, Refs(), imports=[(target, alias.name, node.lineno)])
 
     def _import(self, node: ast.Import) -> None:
         for alias in node.names:
+            self.out.module_refs.setdefault("i:" + alias.name, node.lineno)
             if alias.asname:
                 self.out.aliases[alias.asname] = alias.name
             else:

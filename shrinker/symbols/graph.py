@@ -17,12 +17,18 @@ A live symbol's references make more symbols live:
     to nothing (nothing in the tree can be named by them);
   - an import alias `from X import n` keeps X's symbol `n` (re-export chains are followed);
   - an attribute `x.foo` or a string "foo" cannot be resolved to one object: it keeps EVERY
-    symbol named `foo` — module-level ones in every module (`mod.foo`, getattr(mod, "foo")) and
-    members named `foo` of every kept class (also classes kept later);
+    member named `foo` of every kept class (also of classes kept later); a string keeps every
+    module-level `foo` too (getattr(mod, "foo"), "pkg.mod:foo"), an attribute those of modules
+    some file may hold as an object (`import pkg.mod`, `from pkg import mod`,
+    import_module("pkg.mod"), "pkg.mod" strings): `mod.foo` needs the module object `mod`.
+    Modules reached only through import_module(<computed name>) are read with getattr(module,
+    "<string>") in SGLang (the string keeps the name); a module scan that enumerates members
+    (inspect.getmembers) needs a protect rule;
   - a string-built name (f"forward_{mode}") keeps every symbol its glob matches, likewise, when
     its module looks computed names up (`getattr(self, name)`, `hasattr`, `__dict__[...]`,
     `globals()[...]`, attrgetter, import_module) — elsewhere such a string is a label or a message;
-  - `X.__subclasses__()` keeps every subclass of X in the tree;
+  - `X.__subclasses__()` keeps every subclass of X in the tree; a class whose base defines
+    `__init_subclass__` is kept (defining it may register it);
   - a kept member keeps its class, and its overrides in kept subclasses (what calls the base
     calls them; an abstract method left without its override would make the subclass abstract).
 
@@ -189,6 +195,8 @@ class SymbolGraph:
     external_bases: dict[str, list[str]] = field(default_factory=dict)  # class id -> dotted external bases
     live: dict[str, Reason] = field(default_factory=dict)
     used: dict[str, Reason] = field(default_factory=dict)  # attribute / string names seen in live code
+    used_strings: dict[str, Reason] = field(default_factory=dict)  # string names seen in live code
+    object_modules: set[str] = field(default_factory=set)  # modules some file may hold as an object
     patterns: dict[str, Reason] = field(default_factory=dict)
     stats: SymbolStats = field(default_factory=SymbolStats)
 
@@ -212,6 +220,47 @@ class SymbolGraph:
                 self.symbols[item.id] = item
                 self.by_name.setdefault(item.name, []).append(item.id)
         self._blob = "\n".join(sorted(self.by_name))
+
+    def _object_modules(self) -> None:
+        """Modules a file may hold as an object (see ModuleSymbols.module_refs): each `import a.b.c`
+        makes a, a.b and a.b.c objects; "a.b.*" (f"a.b.{x}") every module under a.b; a string or
+        `from a import b` names a module when it is one. A module star-imported by an object
+        module is one too (its names are attributes of the importer)."""
+        modules = set(self.modules)
+        found: set[str] = set()
+        prefixes: list[str] = []
+        for ms in self.modules.values():
+            if ms.dynamic or ms.parse_error:
+                found.add(ms.module)
+            for ref in ms.module_refs:
+                kind, _, name = ref.partition(":")
+                if kind == "p":  # f"a.b.{x}": any module under a.b
+                    prefixes.append(name + ".")
+                elif kind == "i":  # import a.b.c binds a; a.b and a.b.c are reached as attributes
+                    parts = name.split(".")
+                    found.update(p for p in (".".join(parts[:i]) for i in range(1, len(parts) + 1)) if p in modules)
+                elif kind == "f":  # from a import b: an object only when a.b is a module
+                    if name in modules:
+                        found.add(name)
+                else:  # a string: the module it names ("a.b.c.func" -> a.b.c)
+                    parts = name.split(".")
+                    for i in range(len(parts), 0, -1):
+                        if ".".join(parts[:i]) in modules:
+                            found.add(".".join(parts[:i]))
+                            break
+        if prefixes:
+            for module in modules:
+                if any(module.startswith(p) for p in prefixes):
+                    found.add(module)
+        changed = True
+        while changed:
+            changed = False
+            for module in list(found):
+                for star in self.modules[module].star if module in self.modules else ():
+                    if star in modules and star not in found:
+                        found.add(star)
+                        changed = True
+        self.object_modules = found
 
     def _in_tree(self, module: str) -> bool:
         top = module.split(".")[0]
@@ -295,18 +344,31 @@ class SymbolGraph:
             self.live[symbol_id] = reason
             self._queue.append(symbol_id)
 
-    def _mark_named(self, name: str, reason: Reason) -> None:
-        """Every symbol called `name`: module-level ones now, members once their class is kept."""
+    def _mark_named(self, name: str, reason: Reason, *, members: bool = True, tops: str = "all") -> None:
+        """Symbols called `name`: members of kept classes (and of classes kept later, through
+        `used`), and module-level ones — in every module (`tops="all"`), only in modules some
+        file holds as an object (`"objects"`: what `x.name` can reach), or none."""
         for symbol_id in self.by_name.get(name, ()):
             item = self.symbols[symbol_id]
-            if not item.cls or item.cls in self.live:
+            if item.cls:
+                if members and item.cls in self.live:
+                    self._mark(symbol_id, reason)
+            elif tops == "all" or (tops == "objects" and item.module in self.object_modules):
                 self._mark(symbol_id, reason)
 
     def _use(self, name: str, reason: Reason) -> None:
-        if name in self.used:
+        """An attribute `.name` (code "attr") or a string "name" read by kept code."""
+        first = name not in self.used
+        if first:
+            self.used[name] = reason
+        if reason.code == "attr":
+            if first:
+                self._mark_named(name, reason, tops="objects")
             return
-        self.used[name] = reason
-        self._mark_named(name, reason)
+        if name in self.used_strings:
+            return
+        self.used_strings[name] = reason
+        self._mark_named(name, reason, members=first)
 
     def _use_pattern(self, pattern: str, reason: Reason) -> None:
         if pattern in self.patterns or not self.pattern_counts(pattern):
@@ -492,6 +554,14 @@ class SymbolGraph:
                     self._mark(item.id, Reason("decorator", why))
                     break
         for item in self.symbols.values():
+            if CLASS not in item.sym.kinds:
+                continue
+            for ancestor in self._ancestors(item.id):
+                if f"{ancestor}.__init_subclass__" in self.symbols:
+                    self._mark(item.id, Reason("subclasses", f"defining it registers it: {ancestor} has "
+                                                             f"__init_subclass__"))
+                    break
+        for item in self.symbols.values():
             if item.cls and (rule := self.rules.protected("symbol", item.id)) is not None:
                 self._mark(item.id, Reason("protect", f"{rule.reason} (rule protect symbol={rule.symbol!r})"))
         if tree is not None:
@@ -505,6 +575,7 @@ class SymbolGraph:
         self._tops = {m.split(".")[0] for m in self.modules if not m.startswith("<script>")}
         self._rx_cache: dict[str, re.Pattern] = {}
         self._index()
+        self._object_modules()
         self._hierarchy()
         self._queue: deque[str] = deque()
         self._roots(tree)

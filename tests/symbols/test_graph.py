@@ -84,6 +84,20 @@ CASES = [
         "pkg.lib": "def exported(): pass\ndef other(): pass\n",
         "pkg.main": "import pkg.lib\npkg.lib.exported()\n"},
         kept={"pkg.lib:exported": "attr"}, dead=["pkg.lib:other"]),
+    Case("attribute keeps module-level names only of modules held as objects", {
+        "pkg.held": "def by_attr(): pass\n",
+        "pkg.sub.mod": "def by_attr(): pass\n",
+        "pkg.plugins.p1": "def by_attr(): pass\n",
+        "pkg.never": "def by_attr(): pass\n",
+        "pkg.main": """
+            import pkg.held
+            from pkg.sub import mod
+            from importlib import import_module
+            def load(name): return import_module(f"pkg.plugins.{name}")
+            load("p1")
+            x.by_attr()
+            """}, kept={"pkg.held:by_attr": "attr", "pkg.sub.mod:by_attr": "attr", "pkg.plugins.p1:by_attr": "attr"},
+        dead=["pkg.never:by_attr"]),
     Case("attribute seen before its class is kept still keeps the member", {"pkg.a": """
         def call(x): return x.late()
         call(1)
@@ -176,6 +190,14 @@ CASES = [
         class Other: pass
         TYPES = tuple(BaseReq.__subclasses__())
         """}, kept={"pkg.io:ReqA": "subclasses", "pkg.io:ReqB": "subclasses"}, dead=["pkg.io:Other"]),
+    Case("a subclass of a class with __init_subclass__ registers itself: must NOT be removed", {"pkg.reg": """
+        REGISTRY = {}
+        class Plugin:
+            def __init_subclass__(cls, **kw):
+                REGISTRY[cls.__name__] = cls
+        class MyPlugin(Plugin):
+            pass
+        """}, kept={"pkg.reg:MyPlugin": "subclasses"}),
     Case("a module reading globals() keeps all its names", {"pkg.dyn": """
         def a(): pass
         def b(): pass
