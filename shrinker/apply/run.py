@@ -83,10 +83,9 @@ def _removed_through(plan: dict, number: int, tree: Path, rules=None) -> Removed
     keys = {k: frozenset(v) for k, v in plan.get("removed_registry_keys", {}).items()}
     removed = Removed(modules=frozenset(modules), registry_keys=keys)
     facts = list(build_graph(tree).facts.values())  # cached: only files edited so far re-parse
-    removed.names = lost_names_from_facts(facts, removed)
-    if rules is not None:  # a platform batch: remove_platform_classes drops these, importers follow
-        for module, names in platform_classes_by_module(tree, rules).items():
-            removed.names[module] = removed.names.get(module, frozenset()) | names
+    # a platform batch: remove_platform_classes drops these classes, and their importers follow
+    seed = platform_classes_by_module(tree, rules) if rules is not None else {}
+    removed.names = lost_names_from_facts(facts, removed, seed)
     removed.imported = imported_names_from_facts(facts, removed)
     return removed
 

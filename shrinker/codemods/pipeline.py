@@ -66,8 +66,8 @@ def _load_optional() -> None:
 
 _load_optional()
 
-PLATFORM_GROUP = ("remove_platform_classes", "fold_platform", "remove_dead_branches", "remove_platform_methods", "remove_platform_imports",
-                  "remove_platform_bound")
+PLATFORM_GROUP = ("remove_platform_classes", "fold_platform", "remove_dead_branches", "remove_platform_methods",
+                  "remove_platform_bound", "remove_platform_imports")
 _IMPLIES = {
     "fold_platform": ("remove_dead_branches", "remove_platform_imports", "remove_platform_bound"),
     "remove_dead_branches": ("remove_platform_imports",),

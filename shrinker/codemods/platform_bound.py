@@ -26,6 +26,11 @@ undefined name):
   class of the kept tree (CodemodInputs.shared_methods): removing it can never unmask a base method;
 - a module-level function: no kept module imports it by name.
 
+Two more kinds of function always fail on CUDA and go the same way: one whose body imports a platform
+package (rules.platform.packages) before anything can return (`from aiter.ops.triton... import ...`),
+and one whose name rules.platform.functions matches (`aiter_*`, `*_npu`) that uses such a name
+anywhere in its body.
+
 A use inside the annotation of an annotated assignment in a function (`self.qr_comm:
 Optional[QuickAllReduce] = None`) is never evaluated: the annotation goes, the assignment stays.
 """
@@ -39,6 +44,7 @@ import libcst as cst
 
 from shrinker.codemods.base import ShrinkCodemod, pass_block
 from shrinker.codemods.inputs import CodemodInputs
+from shrinker.rules.predicates import MethodNames
 
 _CONDITIONAL_EXPR = (ast.IfExp, ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 _CONDITIONAL_STMT = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match, ast.FunctionDef,
@@ -124,6 +130,28 @@ def _own_nodes(fn: ast.AST):
             stack.extend(ast.iter_child_nodes(node))
 
 
+def _platform_import(node: ast.AST, packages: frozenset[str]) -> bool:
+    if isinstance(node, ast.Import):
+        return any(a.name.split(".")[0] in packages for a in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return node.level == 0 and (node.module or "").split(".")[0] in packages
+    return False
+
+
+def platform_import_functions(tree: ast.Module, packages: frozenset[str]) -> list[ast.AST]:
+    """Functions whose body imports a platform package unconditionally (before any return):
+    on CUDA every call raises ImportError (`from aiter.ops.triton... import ...` as a first line)."""
+    out = []
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for index, stmt in enumerate(fn.body):
+                if _platform_import(stmt, packages):
+                    if not _can_return_or_yield(fn.body[:index]):
+                        out.append(fn)
+                    break
+    return out
+
+
 def always_raising_function(parents: _Parents, name: ast.Name) -> Optional[ast.AST]:
     """The function whose every call evaluates `name` (see module docstring), or None."""
     child: ast.AST = name
@@ -168,8 +196,6 @@ class RemovePlatformBoundFunctions(ShrinkCodemod):
             return tree
         try:
             candidates = conditional_bindings(ast.parse(self.original.code))
-            if not candidates:
-                return tree
             parsed = ast.parse(tree.code)
         except SyntaxError:
             return tree
@@ -194,14 +220,14 @@ class RemovePlatformBoundFunctions(ShrinkCodemod):
 
     def _targets(self, parsed: ast.Module, eligible: set[str]) -> tuple[set[str], set[tuple[int, int]]]:
         """Functions to remove (qualnames) and annotated assignments to un-annotate (line, col)."""
-        if not eligible:
-            return set(), set()
         parents = _Parents(parsed)
         annotations: set[tuple[int, int]] = set()
         imported = (self.inputs.removed.imported or {}).get(self.context.full_module_name or "", frozenset())
         shared = self.inputs.shared_methods
         targets: set[str] = set()
-        for name, line, col in _undefined(parsed, self.path):
+        candidates: list[ast.AST] = []
+        functions = MethodNames(list(self.inputs.rules.platform.functions))
+        for name, line, col in (_undefined(parsed, self.path) if eligible else ()):
             if name not in eligible:
                 continue
             node = parents.name_at(parsed, name, line, col)
@@ -210,8 +236,12 @@ class RemovePlatformBoundFunctions(ShrinkCodemod):
                 annotations.add((ann.lineno, ann.col_offset))
                 continue
             fn = always_raising_function(parents, node) if node is not None else None
-            if fn is None:
-                continue
+            if fn is None and node is not None:
+                fn = _enclosing_platform_function(parents, node, functions)
+            if fn is not None:
+                candidates.append(fn)
+        candidates += platform_import_functions(parsed, frozenset(self.inputs.rules.platform.packages))
+        for fn in candidates:
             owner = parents.parent.get(fn)
             if isinstance(owner, ast.Module):
                 if fn.name in imported or "*" in imported or self.inputs.removed.imported is None:
@@ -225,6 +255,16 @@ class RemovePlatformBoundFunctions(ShrinkCodemod):
                     continue
                 targets.add(f"{owner.name}.{fn.name}")
         return targets, annotations
+
+
+def _enclosing_platform_function(parents: _Parents, name: ast.Name, functions) -> Optional[ast.AST]:
+    """The innermost function around `name` whose name rules.platform.functions matches, if any."""
+    node = parents.parent.get(name)
+    while node is not None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return node if node.name in functions else None
+        node = parents.parent.get(node)
+    return None
 
 
 def _local_annotation(parents: _Parents, name: ast.Name) -> Optional[ast.AnnAssign]:

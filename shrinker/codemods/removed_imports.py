@@ -48,7 +48,8 @@ def lost_names(removed: Removed) -> Mapping[str, frozenset[str]]:
     return getattr(removed, "names", None) or {}
 
 
-def lost_names_from_facts(facts: Iterable, removed: Removed) -> dict[str, frozenset[str]]:
+def lost_names_from_facts(facts: Iterable, removed: Removed,
+                          seed: Mapping[str, frozenset[str]] | None = None) -> dict[str, frozenset[str]]:
     """`Removed.names` from the tracer's FileFacts: names kept modules no longer provide.
 
     A kept module loses `n` when an unguarded module-level `from T import n` of it imports from a
@@ -56,9 +57,10 @@ def lost_names_from_facts(facts: Iterable, removed: Removed) -> dict[str, frozen
     `sglang.srt.configs` re-exports `AfmoeConfig` from the removed `sglang.srt.configs.afmoe`).
     Guarded, TYPE_CHECKING and try/except imports are left out: their module may still bind the
     name another way. Aliased imports (`as`) are left out: the facts do not say which alias.
+    `seed`: names kept modules lose to a codemod (remove_platform_classes), followed the same way.
     """
     kept = [f for f in facts if not removed.module_removed(f.module)]
-    lost: dict[str, set[str]] = {}
+    lost: dict[str, set[str]] = {m: set(v) for m, v in (seed or {}).items()}
     changed = True
     while changed:
         changed = False

@@ -57,6 +57,10 @@ class Platform(_Strict):
     predicates: list[Predicate]
     strings: PlatformStrings
     methods: list[str] = Field(description="Per-platform methods removed with their dispatch entries.")
+    functions: list[str] = Field(default_factory=list,
+                                 description="Names (globs) of functions and methods that serve another platform "
+                                             "(aiter_w8a8_block_fp8_linear): remove_platform_bound removes one when "
+                                             "its body uses a name only another platform binds.")
     classes: list[str] = Field(default_factory=list,
                                description="Names (globs) of classes that exist only for another platform, defined "
                                            "inside shared modules (AWQAscendMoEScheme): removed with their imports.")

@@ -98,8 +98,8 @@ def test_registry_names_match_the_rules_batches() -> None:
 
 def test_resolve_completes_and_orders_the_platform_group() -> None:
     assert resolve_codemods(["fold_platform", "remove_platform_methods"]) == [
-        "fold_platform", "remove_dead_branches", "remove_platform_methods", "remove_platform_imports",
-        "remove_platform_bound"]
+        "fold_platform", "remove_dead_branches", "remove_platform_methods", "remove_platform_bound",
+        "remove_platform_imports"]
     assert resolve_codemods(["remove_platform_classes", "remove_platform_methods", "fold_platform"]) == list(
         PLATFORM_GROUP)
     assert resolve_codemods(["remove_platform_methods"]) == ["remove_platform_methods", "remove_platform_imports"]
@@ -110,7 +110,7 @@ def test_resolve_keeps_other_codemods_in_place(monkeypatch) -> None:
     monkeypatch.setitem(CODEMODS, "zz_first", ShrinkCodemod)
     monkeypatch.setitem(CODEMODS, "zz_last", ShrinkCodemod)
     assert resolve_codemods(["zz_first", "fold_platform", "zz_last"]) == [
-        "zz_first", "fold_platform", "remove_dead_branches", "remove_platform_imports", "remove_platform_bound",
+        "zz_first", "fold_platform", "remove_dead_branches", "remove_platform_bound", "remove_platform_imports",
         "zz_last"]
 
 

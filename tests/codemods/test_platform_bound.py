@@ -204,3 +204,44 @@ def test_function_local_platform_import_and_annotation() -> None:
     assert "QuickAllReduce" not in result.code
     assert result.undefined == []
     assert result.changes["remove_platform_bound.annotations_dropped"] == 1
+
+
+def test_function_importing_a_platform_package_first_goes() -> None:
+    # jit_kernel/dsa/paged_mqa_logits.py shape: the aiter import is the function's first line
+    result = run("""
+        def aiter_paged_mqa_logits(q, kv):
+            from aiter.ops.triton.pa_mqa_logits import deepgemm_fp8_paged_mqa_logits
+
+            return deepgemm_fp8_paged_mqa_logits(q, kv)
+
+
+        def paged_mqa_logits(q, kv):
+            return q @ kv
+        """)
+    assert "aiter" not in result.code and "def paged_mqa_logits" in result.code
+
+
+def test_platform_named_function_with_a_conditional_platform_use_goes() -> None:
+    # fp8_utils.aiter_w8a8_block_fp8_linear: the aiter kernels are picked under `if use_triton:`
+    result = run("""
+        from sglang.srt.utils import is_hip
+
+        if is_hip():
+            from aiter.ops.triton.gemm_a8w8_blockscale import gemm_a8w8_blockscale as triton_gemm
+
+
+        def aiter_w8a8_block_fp8_linear(x, w, use_triton=True):
+            if use_triton:
+                op = triton_gemm
+            else:
+                op = None
+            return op(x, w)
+
+
+        def cuda_w8a8_block_fp8_linear(x, w, use_triton=True):
+            if use_triton:
+                return x @ w
+            return w
+        """)
+    assert "def aiter_w8a8_block_fp8_linear" not in result.code
+    assert "def cuda_w8a8_block_fp8_linear" in result.code and result.undefined == []

@@ -73,5 +73,5 @@ class TestPlatformClasses(PlatformCodemodTest):
 
 
 def test_text_scan_finds_module_level_platform_classes() -> None:
-    source = "class NpuCommunicator:\n    pass\nclass PyNcclCommunicator:\n    pass\n    class HpuCommunicator: ...\n"
-    assert platform_classes_defined(source, deepseek_inputs()) == {"NpuCommunicator"}
+    source = "class GPTQAscendConfig:\n    pass\nclass PyNcclCommunicator:\n    pass\n    class AWQCPUConfig: ...\n"
+    assert platform_classes_defined(source, deepseek_inputs()) == {"GPTQAscendConfig"}
