@@ -73,7 +73,7 @@ def missing_names(tree: Path, packages: list[str]) -> dict[tuple[str, str, str],
 def run_gate(tree: Path, packages: list[str], codemod_failures: list[str], codemod_findings: list[str],
              baseline: set[tuple[str, str]] = frozenset(), later: set[str] = frozenset(),
              use_verify: bool = True, name_baseline: set[tuple[str, str, str]] = frozenset(),
-             upstream_root: Path | None = None) -> GateResult:
+             upstream_root: Path | None = None, rules=None) -> GateResult:
     """`later`: paths a later batch deletes; they may still import what this batch removed."""
     result = GateResult(passed=True)
     result.add("codemod failures", codemod_failures)
@@ -91,6 +91,6 @@ def run_gate(tree: Path, packages: list[str], codemod_failures: list[str], codem
             static_gate = None
         if static_gate is not None:
             # Against this tree's own upstream, ignoring files a later batch deletes (like the checks above).
-            for name, findings in static_gate(tree, upstream_root, later=frozenset(later)).items():
+            for name, findings in static_gate(tree, upstream_root, later=frozenset(later), rules=rules).items():
                 result.add(name, findings)
     return result

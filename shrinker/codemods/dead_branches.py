@@ -78,6 +78,14 @@ def _catches_import_error(handler_type: Optional[cst.BaseExpression]) -> Optiona
     return None
 
 
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
 def _terminates(stmt: cst.BaseStatement) -> bool:
     """A line ending in return/raise/continue/break: what follows it in its block never runs."""
     return (isinstance(stmt, cst.SimpleStatementLine) and bool(stmt.body)
@@ -119,6 +127,9 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         self._wrapped: set[int] = set()
         self._terminators: set[int] = set()  # inlined statements that always leave their block
         self._packages = frozenset(inputs.rules.platform.packages)
+        # (kept Try node, original node, message): reported only if the Try survives the whole visit
+        # (a kept try-import inside `if _is_hip:` goes with its branch: nothing to report then).
+        self._try_findings: list[tuple[cst.Try, cst.Try, str]] = []
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
@@ -270,16 +281,16 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         for candidate in updated_node.handlers:
             catches = _catches_import_error(candidate.type)
             if catches is None:
-                self.report(original_node, "platform try-import kept: unknown exception type in a handler")
+                self._try_findings.append((updated_node, original_node, "platform try-import kept: unknown exception type in a handler"))
                 return updated_node
             if catches:
                 handler = candidate
                 break
         if handler is None:
-            self.report(original_node, "platform try-import kept: no handler catches ImportError")
+            self._try_findings.append((updated_node, original_node, "platform try-import kept: no handler catches ImportError"))
             return updated_node
         if handler.name is not None and _uses_name(handler.body, handler.name.name.value):
-            self.report(original_node, "platform try-import kept: the handler uses the exception")
+            self._try_findings.append((updated_node, original_node, "platform try-import kept: the handler uses the exception"))
             return updated_node
         statements = block_statements(handler.body)
         if updated_node.finalbody is not None:
@@ -299,7 +310,13 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
             blanks = _leading_blanks(body[0])
             if blanks:
                 body = [body[0].with_changes(leading_lines=body[0].leading_lines[blanks:]), *body[1:]]
-        return updated_node if body is updated_node.body else updated_node.with_changes(body=body)
+        result = updated_node if body is updated_node.body else updated_node.with_changes(body=body)
+        if self._try_findings:
+            alive = {id(n) for n in _walk(result)}
+            for kept, original, message in self._try_findings:
+                if id(kept) in alive:
+                    self.report(original, message)
+        return result
 
     def _cut_unreachable(self, body: Sequence[cst.BaseStatement]) -> Sequence[cst.BaseStatement]:
         """Statements after an inlined `return`/`raise`/`continue`/`break` never run: they go."""

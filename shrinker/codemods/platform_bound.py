@@ -241,10 +241,16 @@ class RemovePlatformBoundFunctions(ShrinkCodemod):
             if fn is not None:
                 candidates.append(fn)
         candidates += platform_import_functions(parsed, frozenset(self.inputs.rules.platform.packages))
+        referenced = _referenced_names(parsed)
+        # a platform-named module function nothing references any more (its "npu" dispatch entry folded away)
+        candidates += [fn for fn in parsed.body if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       and fn.name in functions and fn.name not in referenced]
         for fn in candidates:
             owner = parents.parent.get(fn)
             if isinstance(owner, ast.Module):
-                if fn.name in imported or "*" in imported or self.inputs.removed.imported is None:
+                # a module function stays while anything names it: its callers would turn undefined
+                if fn.name in imported or "*" in imported or self.inputs.removed.imported is None \
+                        or fn.name in referenced:
                     continue
                 targets.add(fn.name)
             elif isinstance(owner, ast.ClassDef) and isinstance(parents.parent.get(owner), ast.Module):
@@ -255,6 +261,15 @@ class RemovePlatformBoundFunctions(ShrinkCodemod):
                     continue
                 targets.add(f"{owner.name}.{fn.name}")
         return targets, annotations
+
+
+def _referenced_names(tree: ast.Module) -> set[str]:
+    """Names read anywhere in the module (outside their own definition's name), and `__all__` strings."""
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            names |= {e.value for e in ast.walk(node.value) if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return names
 
 
 def _enclosing_platform_function(parents: _Parents, name: ast.Name, functions) -> Optional[ast.AST]:

@@ -107,6 +107,13 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
                           and g.module_path.get(u)})
         if guarded and "fold_platform" not in targets:
             targets = {"fold_platform": guarded, **targets}
+        if "fold_platform" in spec.codemods and "remove_dead_imports" in targets:
+            # an importer of a removed platform module may test it (`isinstance(cfg, ModelSlimConfig)`):
+            # the folding that drops such tests runs on it too
+            extra = set(targets["remove_dead_imports"])
+            for name in ("remove_platform_classes", "fold_platform", "remove_platform_methods"):
+                if name in targets:
+                    targets[name] = sorted(set(targets[name]) | extra)
         if "remove_unused_names" in spec.codemods:
             targets["remove_unused_names"] = sorted({p for files in targets.values() for p in files})
         batches[i].codemods = targets

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from shrinker import paths
 from shrinker.errors import ShrinkError
+from shrinker.verify.platform_names import split_undefined
 from shrinker.verify import behaviour, cli_surface, static
 from shrinker.verify.deps import packages_distributions
 from shrinker.verify.env import VerifyEnv, load_env
@@ -132,11 +133,17 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
             found_pr = static.collect(pruned_tree, facts_pr, dist_map)
         for check in (c for c in STATIC if c in wanted):
             new = static.regressions(found_pr.by_check[check], found_up.by_check[check])
+            notes = list(found_pr.notes[check])
+            if check == "undefined_names":
+                from shrinker.rules.load import load_rules
+
+                new, unbound = split_undefined(new, upstream_tree.root, rules or load_rules(profile))
+                notes += unbound
             counts = dict(found_pr.counts[check])
             counts.update({"upstream_findings": len(found_up.by_check[check]),
                            "pruned_findings": len(found_pr.by_check[check]), "regressions": len(new)})
             result.checks.append(CheckResult(check, passed=not new, counts=counts, findings=[f.text for f in new],
-                                             notes=found_pr.notes[check], seconds=t.seconds if check == STATIC[0] else 0.0))
+                                             notes=notes, seconds=t.seconds if check == STATIC[0] else 0.0))
 
     if "imports" in wanted:
         with _Timer() as t:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from shrinker.verify.deps import declared_distributions, provided_by
 from shrinker.verify.facts import FileFacts
+from shrinker.verify.platform_names import split_undefined
 from shrinker.verify.tree import SourceTree
 
 STATIC_CHECKS = ("syntax", "internal_imports", "import_names", "third_party", "registry_strings",
@@ -146,8 +147,8 @@ def regressions(pruned: list[Finding], upstream: list[Finding]) -> list[Finding]
     return new
 
 
-def static_gate(tree, upstream_root=None, *, jobs: int = 2, later: frozenset[str] | set[str] = frozenset()
-                ) -> dict[str, list[str]]:
+def static_gate(tree, upstream_root=None, *, jobs: int = 2, later: frozenset[str] | set[str] = frozenset(),
+                rules=None) -> dict[str, list[str]]:
     """The quick subset for `shrink apply`'s gate: static check name -> regressions against upstream.
 
     `later`: tree-relative paths a later batch deletes; their findings are not this batch's.
@@ -168,6 +169,10 @@ def static_gate(tree, upstream_root=None, *, jobs: int = 2, later: frozenset[str
     dist_map = packages_distributions(str(env.python) if env else None)
     found_pr = collect(pruned, tree_facts(pruned, jobs=jobs), dist_map)
     found_up = collect(upstream, tree_facts(upstream, jobs=jobs), dist_map)
-    return {check: [f.text for f in regressions(found_pr.by_check[check], found_up.by_check[check])
-                    if f.key[0] not in later]
-            for check in STATIC_CHECKS}
+    out = {}
+    for check in STATIC_CHECKS:
+        new = regressions(found_pr.by_check[check], found_up.by_check[check])
+        if check == "undefined_names":
+            new, _ = split_undefined(new, Path(upstream_root), rules)
+        out[check] = [f.text for f in new if f.key[0] not in later]
+    return out

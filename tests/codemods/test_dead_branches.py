@@ -312,6 +312,23 @@ class TestDeadBranches(PlatformCodemodTest):
         self.assertIn("handler uses the exception", instance.findings[0])
         self.assertIn("unknown exception type", instance.findings[1])
 
+    def test_kept_try_import_inside_a_dead_branch_is_no_finding(self) -> None:
+        # mxfp4.py: the try-import that keeps its exception sits under `if _is_hip:`, which goes whole
+        instance = self.assertCodemod(
+            """
+            if _is_hip:
+                try:
+                    from aiter.ops.shuffle import shuffle_weight
+                except ImportError as err:
+                    shuffle_weight = err
+            x = 1
+            """,
+            """
+            x = 1
+            """,
+        )
+        self.assertEqual(instance.findings, [])
+
     def test_comprehension_filter_always_true_goes(self) -> None:
         self.assertCodemod(
             """
