@@ -78,12 +78,13 @@ def _catches_import_error(handler_type: Optional[cst.BaseExpression]) -> Optiona
     return None
 
 
-def _walk(node: cst.CSTNode):
+def _walk(node: cst.CSTNode, into_functions: bool = True):
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        if into_functions or not isinstance(current, (cst.FunctionDef, cst.Lambda)):
+            stack.extend(current.children)
 
 
 def _terminates(stmt: cst.BaseStatement) -> bool:
@@ -133,7 +134,9 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
-        return _triggers(inputs).search(source) is not None
+        from shrinker.codemods.fold_platform import mentions_removed_module
+
+        return _triggers(inputs).search(source) is not None or mentions_removed_module(source, inputs)
 
     def prune_pattern(self) -> re.Pattern:
         return _triggers(self.inputs)
@@ -312,9 +315,9 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
                 body = [body[0].with_changes(leading_lines=body[0].leading_lines[blanks:]), *body[1:]]
         result = updated_node if body is updated_node.body else updated_node.with_changes(body=body)
         if self._try_findings:
-            alive = {id(n) for n in _walk(result)}
+            alive = {id(n) for n in _walk(result, into_functions=False)}
             for kept, original, message in self._try_findings:
-                if id(kept) in alive:
+                if id(kept) in alive:  # module level and surviving: a function-level one runs as upstream's
                     self.report(original, message)
         return result
 

@@ -332,6 +332,21 @@ def _trigger_regex(names: tuple[str, ...], strings: tuple[str, ...]) -> re.Patte
     return re.compile("|".join(parts))
 
 
+_REMOVED_MODULES_RE: dict[int, re.Pattern] = {}
+
+
+def mentions_removed_module(source: str, inputs: CodemodInputs) -> bool:
+    """The source names a removed module (it may test a class of it: `isinstance(cfg, ModelSlimConfig)`)."""
+    modules = inputs.removed.modules
+    if not modules:
+        return False
+    regex = _REMOVED_MODULES_RE.get(id(modules))
+    if regex is None:
+        regex = re.compile("|".join(re.escape(m) for m in sorted(modules, key=len, reverse=True)))
+        _REMOVED_MODULES_RE[id(modules)] = regex
+    return regex.search(source) is not None
+
+
 def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re.Pattern:
     """A regex that matches every source text where some predicate or platform string occurs
     (or one of the `extra` words)."""
@@ -352,7 +367,7 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
-        return predicate_triggers(inputs).search(source) is not None
+        return predicate_triggers(inputs).search(source) is not None or mentions_removed_module(source, inputs)
 
     def prune_pattern(self) -> re.Pattern:
         return predicate_triggers(self.inputs)

@@ -10,7 +10,9 @@ intel_extension_for_pytorch, torch_musa, ...):
 
 Not touched: imports inside a `try:` body (removing them would change which handler runs: that is
 remove_dead_branches' job), `from aiter import *` (reported). An import whose names are still used
-stays, and a finding names the first use (path:line): never a NameError behind.
+stays; at module level a finding names the first use (path:line): never a NameError behind. Inside a
+function it is no finding: it runs only when that code runs, and upstream on CUDA raises ImportError
+right there too (moe_runner/aiter.py's `from aiter import ActivationType` in AiterRunnerCore.run).
 
 Unused is decided by libcst's ScopeProvider (accesses of the names each import binds, string
 annotations included). The removal keeps the statement's layout: `from aiter import (a, b, c,)`
@@ -25,7 +27,7 @@ from typing import Mapping, Optional, Union
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import ScopeProvider
+from libcst.metadata import FunctionScope, ScopeProvider
 
 from shrinker.codemods.base import ShrinkCodemod, node_lines, pass_block, remove_elements
 from shrinker.codemods.inputs import CodemodInputs
@@ -143,6 +145,9 @@ class RemovePlatformPackageImports(ShrinkCodemod):
         for candidate in gather.candidates:
             use = self._first_use(candidate)
             (used if use is not None else unused).append((candidate, use))
+        # A function-level import runs only when that code runs: upstream on CUDA it raises ImportError
+        # right there too, so keeping it (used) changes nothing. Only module-level ones are findings.
+        used = [(c, u) for c, u in used if not isinstance(self._scopes.get(c.node), FunctionScope)]
         use_lines = self._lines([use for _, use in used])
         for candidate, use in used:
             where = use_lines.get(id(use))

@@ -88,7 +88,7 @@ def _is_type_checking(test: ast.expr) -> bool:
 def never_evaluated(tree: ast.Module) -> set[tuple[int, int]]:
     """(line, col) of names Python never evaluates: annotations under `from __future__ import
     annotations` (any annotation in a function body, with or without it), and `if TYPE_CHECKING:`
-    bodies. The codemods leave uses of a removed TYPE_CHECKING-only import there (they cannot fail);
+    bodies, and string annotations anywhere. The codemods leave uses of a removed TYPE_CHECKING-only import there (they cannot fail);
     pyflakes would still call them undefined."""
     future = any(isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(a.name == "annotations"
                  for a in s.names) for s in tree.body)
@@ -108,7 +108,12 @@ def never_evaluated(tree: ast.Module) -> set[tuple[int, int]]:
                     roots.append(inner.annotation)
         if future and isinstance(node, ast.AnnAssign):
             roots.append(node.annotation)
-    return {(n.lineno, n.col_offset) for root in roots for n in ast.walk(root) if isinstance(n, ast.Name)}
+        # a string annotation is never evaluated (pyflakes reports the names in it at the string)
+        annotation = getattr(node, "annotation", None) if isinstance(node, (ast.AnnAssign, ast.arg)) else None
+        for ann in (annotation, getattr(node, "returns", None)):
+            if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+                roots.append(ann)
+    return {(n.lineno, n.col_offset) for root in roots for n in ast.walk(root) if isinstance(n, (ast.Name, ast.Constant))}
 
 
 def _targets(node: ast.AST) -> list[str]:

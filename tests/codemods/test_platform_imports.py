@@ -74,6 +74,24 @@ class TestPlatformImports(PlatformCodemodTest):
             findings=["import of `torch_npu` (torch_npu) kept: still used at line 4"],
         )
 
+    def test_used_function_level_import_stays_without_a_finding(self) -> None:
+        # it raises ImportError on CUDA exactly where upstream's did
+        self.assertCodemod(
+            """
+            def run(self, runner_input):
+                from aiter import ActivationType, QuantType
+
+                return ActivationType.Silu
+            """,
+            """
+            def run(self, runner_input):
+                from aiter import ActivationType
+
+                return ActivationType.Silu
+            """,
+            findings=[],
+        )
+
     def test_guarded_star_and_other_imports_untouched(self) -> None:
         instance = self.assertUnchanged(
             """

@@ -23,3 +23,8 @@ def test_annotations_and_type_checking_bodies_are_not_undefined_uses() -> None:
 def test_without_future_annotations_a_parameter_annotation_counts() -> None:
     source = b"def attach(cache: HiMambaRadixCache):\n    x: Pool = 1\n    return x\n"
     assert extract(source, "m", False, frozenset()).undefined == [(1, "UndefinedName", "HiMambaRadixCache")]
+
+
+def test_string_annotations_are_not_evaluated() -> None:
+    source = b'class S:\n    runner: "Decode | CPUGraphRunner | None"\n    x = Missing\n'
+    assert extract(source, "m", False, frozenset()).undefined == [(3, "UndefinedName", "Missing")]
