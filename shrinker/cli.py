@@ -41,7 +41,7 @@ def _register_stage_commands() -> None:
     import importlib
 
     for name in ("shrinker.plan.commands", "shrinker.apply.commands", "shrinker.verify.commands",
-                 "shrinker.gpu.commands", "shrinker.regen.commands"):
+                 "shrinker.gpu.commands", "shrinker.regen.commands", "shrinker.report.commands"):
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:

@@ -136,6 +136,22 @@ class DataFiles(_Strict):
                                   description="Globs (tree paths) of files kept whatever the graph says.")
 
 
+class RequirementKeep(_Strict):
+    """A distribution kept in python/pyproject.toml though no kept file imports it by name."""
+
+    name: str = Field(description="The distribution as pyproject names it (any spelling; compared canonically).")
+    reason: str
+    when: list[str] = Field(default_factory=list,
+                            description="Tree paths: kept only while one of them is in the tree (the code that "
+                                        "needs it); empty: always.")
+
+
+class Requirements(_Strict):
+    """How `shrink requirements` prunes [project].dependencies (the rest follows from imports)."""
+
+    keep: list[RequirementKeep] = Field(default_factory=list)
+
+
 class Rules(_Strict):
     profile: Profile
     roots: list[Root]
@@ -146,6 +162,7 @@ class Rules(_Strict):
     keep: list[ModuleRule] = Field(default_factory=list)
     data: DataFiles = DataFiles()
     batches: list[Batch] = Field(default_factory=list)
+    requirements: Requirements = Requirements()
     source: Optional[str] = Field(None, description="The rules file (set by the loader).")
 
     def registry(self, name: str) -> Registry:

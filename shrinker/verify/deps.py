@@ -60,6 +60,8 @@ def provided_by(import_name: str, declared: set[str], dist_map: dict[str, list[s
             return dist
     if import_name in dist_map:  # installed, and from a distribution the tree does not declare
         return None
+    if canonicalize_name(import_name) in declared:  # an exact name wins over a run of words
+        return canonicalize_name(import_name)  # (`kernels` is kernels, not humming-kernels)
     for dist in sorted(declared):
         if _words_match(import_name, dist):
             return dist

@@ -1,0 +1,139 @@
+"""CLI of the report stage: `shrink report layers` and `shrink requirements [--write]`.
+
+Both read a tree (default: the work tree build/<profile>-v<version>/, else the pinned upstream) and
+write into reports/<profile>/v<version>/; only `requirements --write` changes the tree, and only its
+python/pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from shrinker import paths
+from shrinker.console import console, out
+from shrinker.errors import ShrinkError
+
+report_app = typer.Typer(no_args_is_help=True, help="Reports over the work tree (lines by folder and layer).")
+
+
+def _label(path: Path) -> str:
+    """A path as reports print it: relative to the project when inside it (no machine paths)."""
+    path = Path(os.path.abspath(path))  # no resolve(): a venv's bin/python is a symlink
+    try:
+        return path.relative_to(paths.project_root()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _tree_label(path: Path) -> str:
+    """`_label`, with the commit when the tree is a git work tree (read only: rev-parse takes no lock)."""
+    import subprocess
+
+    label = _label(path)
+    if (Path(path) / ".git").exists():
+        proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        if proc.returncode == 0 and proc.stdout.strip():
+            label += f" @ {proc.stdout.strip()}"
+    return label
+
+
+def _trees(profile: str, tree: Optional[Path], upstream: Optional[Path],
+           out_dir: Optional[Path]) -> tuple[Path, Path, Path]:
+    """(tree, upstream, report folder); the pin is read only for what the options leave out."""
+    if tree is None or upstream is None or out_dir is None:
+        from shrinker.upstream import load
+
+        up = load()
+        upstream = upstream or Path(up.root)
+        out_dir = out_dir or paths.reports_dir(profile, up.version)
+        if tree is None:
+            work = paths.work_tree_dir(profile, up.version)
+            tree = work if work.is_dir() else Path(upstream)
+    for p, what in ((tree, "--tree"), (upstream, "--upstream")):
+        if not Path(p).is_dir():
+            raise ShrinkError(f"{what} {p}: no such folder")
+    return Path(tree), Path(upstream), Path(out_dir)
+
+
+def layers_command(tree: Optional[Path] = None, upstream: Optional[Path] = None, profile: str = "deepseek",
+                   out_dir: Optional[Path] = None) -> None:
+    from shrinker.report.layers import layers_report, total
+
+    tree, up_root, target = _trees(profile, tree, upstream, out_dir)
+    with console.status(f"counting lines of {tree} and {up_root} ..."):
+        folders, layers, written = layers_report(tree, up_root, target, tree_label=_tree_label(tree),
+                                                 upstream_label=_label(up_root))
+    t = total(folders)
+    table = Table(title=f"kept {t.kept:,} of {t.upstream:,} lines ({100 * t.fraction:.1f} %)")
+    for col in ("layer", "upstream", "kept", "kept %"):
+        table.add_column(col, no_wrap=True, justify="left" if col == "layer" else "right")
+    for r in layers[:20]:
+        table.add_row(r.name, f"{r.upstream:,}", f"{r.kept:,}", f"{100 * r.fraction:.0f}")
+    out.print(table)
+    for p in written:
+        out.print(f"[green]wrote[/] {_label(p)}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(report_app, name="report")
+
+    @report_app.command("layers")
+    def layers(
+        tree: Optional[Path] = typer.Option(None, "--tree", help="The pruned tree (default: the work tree)."),
+        upstream: Optional[Path] = typer.Option(None, "--upstream", help="Upstream tree (default: the pin)."),
+        profile: str = typer.Option("deepseek", "--profile", "-p"),
+        out_dir: Optional[Path] = typer.Option(None, "--out", help="Folder for layers.{md,svg,json} "
+                                                                    "(default: reports/<profile>/v<version>/)."),
+    ) -> None:
+        """Kept vs upstream non-blank Python lines by top-level folder and by layer: layers.{md,svg,json}."""
+        layers_command(tree, upstream, profile, out_dir)
+
+    @app.command("requirements")
+    def requirements(
+        tree: Optional[Path] = typer.Option(None, "--tree", help="The pruned tree (default: the work tree)."),
+        write: bool = typer.Option(False, "--write", help="Rewrite the tree's python/pyproject.toml "
+                                                          "(only its [project].dependencies lines)."),
+        upstream: Optional[Path] = typer.Option(None, "--upstream", help="Upstream tree (default: the pin)."),
+        profile: str = typer.Option("deepseek", "--profile", "-p"),
+        jobs: int = typer.Option(2, "--jobs", "-j"),
+        out_dir: Optional[Path] = typer.Option(None, "--out", help="Folder for requirements.{md,json} "
+                                                                    "(default: reports/<profile>/v<version>/)."),
+        python: Optional[str] = typer.Option(None, "--python", help="The interpreter whose installed packages "
+                                                                    "map import names (default: .venv-verify's)."),
+    ) -> None:
+        """Prune [project].dependencies to what the kept code imports; report what goes and the MB saved."""
+        from shrinker.apply.requirements import run_requirements, write_reports
+        from shrinker.rules.load import load_rules
+        from shrinker.verify.env import load_env
+
+        tree_root, up_root, target = _trees(profile, tree, upstream, out_dir)
+        if python is None:
+            env = load_env()
+            if env is None:
+                raise ShrinkError("no verify environment (.venv-verify): run `shrink verify env` first; "
+                                  "it maps import names to distributions")
+            python = str(env.python)
+        with console.status(f"reading the imports of {tree_root} ..."):
+            result, _ = run_requirements(tree_root, up_root, python=python,
+                                         keep_rules=load_rules(profile).requirements.keep, write=write,
+                                         jobs=jobs, tree_label=_tree_label(tree_root))
+        md, js = write_reports(result, target, _label(Path(python)))
+        dropped = sum(d.size or 0 for d in result.dropped)
+        out.print(f"upstream declares {result.upstream_declared}; kept {len(result.kept)}, dropped "
+                  f"{len(result.dropped)}: {', '.join(d.name for d in result.dropped)}", soft_wrap=True)
+        out.print(f"installed size saved (verify env): {dropped / 1e6:.1f} MB in the dropped distributions, "
+                  f"{sum(result.freed.values()) / 1e6:.1f} MB with their freed dependencies; not measured: "
+                  f"{', '.join(result.unmeasured) or 'none'}", soft_wrap=True)
+        look = [i.name for i in result.indirect if i.needs_a_look]
+        if look:
+            out.print(f"[yellow]needs a look[/] (imported, no declared distribution pulls it in within the verify "
+                      f"env): {', '.join(look)}", soft_wrap=True)
+        state = ("[green]rewrote[/]" if result.written else "[yellow]would rewrite[/] (use --write)") \
+            if result.changed else "[green]already pruned:[/]"
+        out.print(f"{state} {_label(tree_root / 'python' / 'pyproject.toml')}")
+        out.print(f"[green]wrote[/] {_label(md)}, {_label(js)}")

@@ -1,0 +1,162 @@
+"""`shrink requirements`: import names -> distributions, and the byte-exact pyproject edit."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from shrinker.apply.requirements import (EnvDist, decide, read_dependency_lines, rewrite_dependencies,
+                                         run_requirements, write_reports)
+from shrinker.errors import ShrinkError
+from shrinker.rules.schema import RequirementKeep
+from shrinker.verify.deps import provided_by
+from shrinker.verify.factcache import tree_facts
+from shrinker.verify.tree import SourceTree
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "requirements"
+PYPROJECT = FIXTURE / "python" / "pyproject.toml"
+
+# What the verify environment would report: import name -> distributions, and the installed ones.
+DIST_MAP = {"numpy": ["numpy"], "cuda": ["cuda-bindings"], "schema_lib": ["schema-lib"]}
+ENV = {
+    "numpy": EnvDist([], 20_000_000),
+    "cuda-python": EnvDist(["cuda-bindings>=13"], 10_000),
+    "cuda-bindings": EnvDist([], 30_000_000),
+    "deep-lib": EnvDist(["cuda-python", "docs-only; extra == 'docs'"], 4_000_000),
+    "unused-thing": EnvDist(["leafdep", "numpy"], 5_000_000),
+    "leafdep": EnvDist([], 1_000_000),
+    "typeonly": EnvDist([], 2_000_000),
+    "schema-lib": EnvDist([], 1_000),
+}
+RULES = [RequirementKeep(name="Ninja", reason="builds run the ninja executable", when=["python/app/sub/helper.py"]),
+         RequirementKeep(name="runner-tool", reason="run by subprocess", when=["python/app/gone.py"])]
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHRINK_CACHE", str(tmp_path / "cache"))
+
+
+def _decide(root: Path = FIXTURE):
+    tree = SourceTree.load(root)
+    return decide(tree, tree_facts(tree, jobs=1, use_cache=False), PYPROJECT.read_text(), DIST_MAP, ENV, RULES,
+                  tree_label="fixture")
+
+
+def test_kept_and_dropped_with_reasons():
+    result = _decide()
+    by = {d.name: d for d in result.decisions}
+    assert result.upstream_declared == 11
+    assert {d.name for d in result.kept} == {"numpy", "fastlib", "app-kernel", "cuda-python", "deep-lib", "kernels",
+                                             "ninja"}
+    assert {d.name for d in result.dropped} == {"typeonly", "unused-thing", "humming-kernels", "runner-tool"}
+    assert by["numpy"].reason.startswith("imported as numpy by 1 kept file (first python/app/__init__.py:2)")
+    assert by["fastlib"].reason.endswith("only guarded")  # an optional import is still a use
+    assert "sgl_kernel" not in by["app-kernel"].reason and "app_kernel" in by["app-kernel"].reason
+    assert "imported as deep_lib" in by["deep-lib"].reason  # function-local import, name matched by words
+    assert "imported as kernels" in by["kernels"].reason  # the exact name, not humming-kernels
+    assert by["ninja"].reason.startswith("rule requirements.keep: builds run the ninja executable")
+    assert by["typeonly"].reason == "no kept file imports it"
+    assert result.type_checking_only == {"typeonly": ["python/app/__init__.py"]}
+
+
+def test_indirect_name_keeps_the_nearest_declared_provider():
+    result = _decide()
+    (cuda,) = [i for i in result.indirect if i.name == "cuda"]
+    assert cuda.installed_as == ["cuda-bindings"]
+    assert cuda.via == ["cuda-python", "deep-lib"]  # deep-lib pulls it in one step further
+    assert "the nearest declared provider" in {d.name: d for d in result.decisions}["cuda-python"].reason
+    assert "json" not in {i.name for i in result.indirect}  # the standard library is no requirement
+    assert [i.name for i in result.indirect if i.needs_a_look] == ["schema_lib"]
+    assert not cuda.needs_a_look
+
+
+def test_sizes_and_freed_dependencies():
+    result = _decide()
+    by = {d.name: d for d in result.decisions}
+    assert by["unused-thing"].size == 5_000_000 and by["humming-kernels"].size is None
+    assert result.freed == {"leafdep": 1_000_000, "typeonly": 2_000_000, "unused-thing": 5_000_000}
+    assert result.unmeasured == ["humming-kernels", "runner-tool"]
+    data = result.to_json()
+    assert data["dropped_installed_bytes"] == 7_000_000 and data["freed_installed_bytes"] == 8_000_000
+
+
+KEEP = {"numpy", "fastlib", "app-kernel", "cuda-python", "deep-lib", "kernels", "ninja"}
+
+
+def test_rewrite_is_byte_exact():
+    text = PYPROJECT.read_text()
+    new = rewrite_dependencies(text, KEEP)
+    lines = text.splitlines(keepends=True)
+    gone = {i for i, line in enumerate(lines) if line in ('    "typeonly==1.0",\n', '    "humming-kernels",\n',
+                                                           '    "runner-tool"\n')}
+    gone.add(lines.index('    "unused-thing",\n'))  # the first: [project]'s, not the optional extra's
+    assert len(gone) == 4
+    assert new == "".join(line for i, line in enumerate(lines) if i not in gone)
+    assert '    "unused-thing",\n]' in new  # optional-dependencies untouched
+    assert tomllib.loads(new)["tool"]["other"]["dependencies"] == ["scipy"]
+    assert "# a comment line stays" in new and "# guarded import: still a use" in new
+    assert rewrite_dependencies(new, KEEP) == new  # idempotent
+
+
+def test_rewrite_keeps_crlf_and_refuses_other_layouts():
+    text = PYPROJECT.read_text().replace("\n", "\r\n")
+    new = rewrite_dependencies(text, {"numpy"})
+    assert "\r\n" in new and "\n" not in new.replace("\r\n", "")
+    assert tomllib.loads(new)["project"]["dependencies"] == ["numpy"]
+    with pytest.raises(ShrinkError, match="one requirement per line"):
+        rewrite_dependencies('[project]\nname = "x"\ndependencies = ["a", "b"]\n', {"a"})
+    with pytest.raises(ShrinkError, match="one requirement per line"):
+        read_dependency_lines('[project]\ndependencies = [\n    "a", "b",\n]\n')
+
+
+def test_provided_by_prefers_the_exact_name():
+    declared = {"kernels", "humming-kernels", "flashinfer-python"}
+    assert provided_by("kernels", declared, {}) == "kernels"
+    assert provided_by("humming", declared, {}) == "humming-kernels"
+    assert provided_by("flashinfer", declared, {}) == "flashinfer-python"
+    assert provided_by("cuda", declared, {"cuda": ["cuda-bindings"]}) is None
+
+
+def test_run_writes_only_with_write_and_reports(tmp_path, monkeypatch):
+    import shrinker.apply.requirements as req
+
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURE, tree)
+    target = tree / "python" / "pyproject.toml"
+    before = target.read_text()
+    import shrinker.verify.deps as deps
+
+    monkeypatch.setattr(req, "env_distributions", lambda python: ENV)
+    monkeypatch.setattr(deps, "packages_distributions", lambda python: DIST_MAP)
+    result, new = run_requirements(tree, FIXTURE, python="fake-python", keep_rules=RULES, write=False)
+    assert result.changed and not result.written and target.read_text() == before
+    result, new = run_requirements(tree, FIXTURE, python="fake-python", keep_rules=RULES, write=True)
+    assert result.written and target.read_text() == new != before
+    again, _ = run_requirements(tree, FIXTURE, python="fake-python", keep_rules=RULES, write=True)
+    assert not again.changed and [d.name for d in again.kept] == [d.name for d in result.kept]
+    md, js = write_reports(result, tmp_path / "r", ".venv-verify/bin/python")
+    data = json.loads(js.read_text())
+    assert data["upstream_declared"] == 11 and data["dropped"] == len(result.dropped) == 4
+    assert "| typeonly |" in md.read_text() and "- schema_lib (schema-lib): 1 file" in md.read_text()
+    assert data["needs_a_look"] == ["schema_lib"]
+
+
+def test_cli_reports_without_touching_the_tree(tmp_path, monkeypatch, capsys):
+    from shrinker import cli
+
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURE, tree)
+    before = (tree / "python" / "pyproject.toml").read_bytes()
+    monkeypatch.setattr(sys, "argv", ["shrink", "requirements", "--tree", str(tree), "--upstream", str(FIXTURE),
+                                      "--out", str(tmp_path / "r"), "--python", sys.executable])
+    cli.main()
+    text = capsys.readouterr().out
+    assert "upstream declares 11" in text and "would rewrite" in text
+    assert (tree / "python" / "pyproject.toml").read_bytes() == before
+    assert json.loads((tmp_path / "r" / "requirements.json").read_text())["upstream_declared"] == 11
