@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from shrinker.graph.parse import resolve_relative
 
 # Bump when the meaning of ModuleSymbols changes: old cache entries are then ignored.
-SYMBOLS_VERSION = "6"
+SYMBOLS_VERSION = "7"
 
 FUNCTION, CLASS, METHOD, NESTED_CLASS, ASSIGN, IMPORT = (
     "function", "class", "method", "nested_class", "assign", "import")
@@ -49,6 +49,10 @@ _PATTERN_OK = re.compile(r"[\w.:*]+\Z")
 _PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdrifxXeEgGc]")
 _BRACES = re.compile(r"\{[^{}]*\}")
 _DYNAMIC_CALLS = {"globals", "vars", "locals"}
+_NOQA = re.compile(r"#\s*noqa\b", re.IGNORECASE)
+# Calls that resolve names in the CALLER's namespace (pydantic's model_rebuild() reads the
+# annotations' names from the calling module's globals): the caller's module is dynamic.
+_FRAME_NAMESPACE_CALLS = {"model_rebuild", "update_forward_refs"}
 # Calls that look a name up from a computed string: string-built names count in a module that has one.
 _LOOKUP_CALLS = {"getattr", "hasattr", "setattr", "delattr", "builtins.getattr"}
 _LOOKUP_ANY = {"attrgetter", "methodcaller", "import_module", "__import__", "__getattribute__"}
@@ -81,6 +85,7 @@ class Symbol:
     bases: tuple[str, ...] = ()  # classes: dotted base expressions as written ("nn.Module"; "?" if not dotted)
     imports: tuple[tuple[str, str, int], ...] = ()  # import aliases: (absolute module, name, line)
     members: tuple[str, ...] = ()  # classes: qualnames of methods and nested classes
+    pinned: str = ""  # why the source itself says it is used (an import marked `# noqa`)
 
     @property
     def name(self) -> str:
@@ -238,6 +243,8 @@ class _Collector(ast.NodeVisitor):
         elif isinstance(func, ast.Name) and func.id in _DYNAMIC_CALLS and not node.args and not node.keywords:
             self.dynamic = self.dynamic or f"{func.id}() at line {node.lineno}"
         name = dotted(func)
+        if isinstance(func, ast.Attribute) and func.attr in _FRAME_NAMESPACE_CALLS and not self.dynamic:
+            self.dynamic = f"{func.attr}() at line {node.lineno} resolves names in this module's namespace"
         if name in ("inspect.getmodule", "getmodule") and not self.dynamic:
             self.dynamic = f"{name}() at line {node.lineno}"  # introspects a module's namespace
         if name.rsplit(".", 1)[-1] in ("import_module", "__import__") and node.args:
@@ -361,6 +368,7 @@ class _Builder:
     def __init__(self, source: str, path: str, module: str, is_package: bool, pure_calls: frozenset[str]):
         self.out = ModuleSymbols(module=module, path=path, is_package=is_package, lines=0)
         self.lines = _Lines(source)
+        self.source_lines = source.splitlines()
         self.out.lines = self.lines.prefix[-1]
         self.pure_calls = pure_calls
         self.dynamic = ""
@@ -428,7 +436,14 @@ class _Builder:
             bound = alias.asname or alias.name
             self.out.aliases[bound] = f"{target}.{alias.name}"
             self.out.module_refs.setdefault(f"f:{target}.{alias.name}", node.lineno)
-            self._add(bound, IMPORT, node, Refs(), imports=[(target, alias.name, node.lineno)])
+            sym = self._add(bound, IMPORT, node, Refs(), imports=[(target, alias.name, node.lineno)])
+            noqa = next((n for n in {node.lineno, getattr(alias, "lineno", node.lineno)}
+                         if _NOQA.search(self._line(n))), 0)
+            if noqa and not sym.pinned:
+                sym.pinned = f"`# noqa` on its import (line {noqa}): used where linters cannot see"
+
+    def _line(self, number: int) -> str:
+        return self.source_lines[number - 1] if 0 < number <= len(self.source_lines) else ""
 
     def _import(self, node: ast.Import) -> None:
         for alias in node.names:

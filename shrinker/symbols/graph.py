@@ -6,6 +6,9 @@ is unreferenced" (dead cycles included). Roots, each with its reason:
   - dynamic modules: a module that reads its namespace whole (`globals()`, `sys.modules[__name__]`)
     keeps every module-level symbol;
   - rules: `protect` (symbol / name / member globs), entry points named in `entry_point_files`;
+  - the source's own word: an import marked `# noqa` (a re-export, or a name read through a frame
+    namespace such as pydantic's model_rebuild()); a module calling model_rebuild() /
+    update_forward_refs() is dynamic (its names resolve annotations);
   - registrations: a function or class whose decorator is not a known wrapper (`@app.post(...)`,
     `@register_custom_op`, `@model_validator(...)`) is used where the decorator put it;
   - subclasses of external classes: the base's code is not analysed, so the members it calls
@@ -66,7 +69,7 @@ _BUILTINS = frozenset(dir(builtins))
 @dataclass(frozen=True)
 class Reason:
     code: str  # name | import | attr | string | pattern | subclasses | member | override | protect |
-    #            decorator | base | dynamic | entry_point | unparsed
+    #            decorator | base | dynamic | entry_point | unparsed | noqa
     text: str
     via: str = ""  # the symbol (module:qualname, or module:<module>) whose code holds the reference
     line: int = 0  # line of the reference in via's file
@@ -542,6 +545,9 @@ class SymbolGraph:
                                                                             f"whole ({ms.dynamic})", via))
         for item in self.symbols.values():
             if item.cls:
+                continue
+            if item.sym.pinned:
+                self._mark(item.id, Reason("noqa", item.sym.pinned))
                 continue
             rule = self.rules.protected("symbol", item.id) or self.rules.protected("name", item.name)
             if rule is not None:

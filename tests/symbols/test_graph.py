@@ -198,6 +198,20 @@ CASES = [
         class MyPlugin(Plugin):
             pass
         """}, kept={"pkg.reg:MyPlugin": "subclasses"}),
+    Case("imports marked # noqa and names model_rebuild() resolves must NOT be removed", {
+        "pkg.types": "class Plan: pass\nclass Other: pass\nclass Third: pass\n",
+        "pkg.records": """
+            from pkg.types import Plan  # noqa: F401
+            from pkg.types import (  # noqa: F401 (re-exports)
+                Other,
+            )
+            """,
+        "pkg.comparator.__init__": """
+            from pkg.types import Third
+            from pkg.records import Record
+            Record.model_rebuild()
+            """}, kept={"pkg.records:Plan": "noqa", "pkg.records:Other": "noqa",
+                        "pkg.comparator:Third": "dynamic"}),
     Case("a module reading globals() keeps all its names", {"pkg.dyn": """
         def a(): pass
         def b(): pass
