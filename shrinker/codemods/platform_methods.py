@@ -18,7 +18,9 @@ Kept (never an AttributeError/NameError behind; as upstream had it, so no findin
   in unquant.py, `return self.forward_cpu(...)` under a test that does not fold);
 - a reference to a platform method this file does not define (its class lives elsewhere);
 - string references (`getattr(self, "forward_npu")`, `BACKEND_METHODS = {...: "forward_npu"}`):
-  a string names no attribute until looked up, so it stays; `getattr(self, f"forward_{key}")` too.
+  a string names no attribute until looked up, so it stays; `getattr(self, f"forward_{key}")` too. A
+  table of method names keeps every entry: fused_op.BaseFusedOp indexes it by every KernelBackend
+  member (dropping `KernelBackend.AITER: "forward_aiter"` raised KeyError at import, caught on the GPU).
 """
 
 from __future__ import annotations
@@ -141,8 +143,9 @@ class _Collector(cst.CSTVisitor):
             return False  # a dispatch entry: goes with the method, not a reference
         name = _method_string(node.value)
         if name is not None and name in self.methods and self._owner() is None:
-            # `{KernelBackend.TORCH_NPU: "forward_npu"}`: a table of method names for getattr dispatch
-            self.entries.setdefault(name, []).append(node)
+            # `{KernelBackend.TORCH_NPU: "forward_npu"}`: a table of method NAMES stays whole — code may
+            # index it by every enum member (fused_op.BaseFusedOp does); looking the name up then finds no
+            # method, exactly as for an op that never defined one. Neither a reference nor a finding.
             node.key.visit(self)
             return False
         return True
@@ -262,8 +265,6 @@ class RemovePlatformMethods(ShrinkCodemod):
         for i, element in enumerate(updated_node.elements):
             value = getattr(element, "value", None)
             if isinstance(value, cst.Attribute) and value.attr.value in self.removable:
-                drop.add(i)
-            elif value is not None and _method_string(value) in self.removable:
                 drop.add(i)
         if not drop:
             return updated_node
