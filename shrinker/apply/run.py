@@ -196,7 +196,7 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
     outcome.lines_removed = sum(before.values()) + edited_removed
     gate: GateResult = run_gate(tree, [rules.profile.package, *rules.profile.extra_packages], failures,
                                 findings, baseline, later=_deleted_after(plan, number), use_verify=use_verify,
-                                name_baseline=name_baseline, upstream_root=upstream_root)
+                                name_baseline=name_baseline, upstream_root=upstream_root, rules=rules)
     outcome.findings = gate.findings
     outcome.seconds = round(time.perf_counter() - start, 2)
     if dry_run:
