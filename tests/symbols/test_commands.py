@@ -1,0 +1,40 @@
+"""The CLI: `shrink why MODULE:SYMBOL`, `shrink symbols dead|measure` (on tests/symbols/conftest.py's tree)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def test_shrink_why_module_symbol_on_the_command_line(tree: Path) -> None:
+    from typer.testing import CliRunner
+
+    from shrinker.cli import app
+
+    res = CliRunner().invoke(app, ["why", "pkg.util:legacy", "--tree", str(tree)])
+    assert res.exit_code == 0, res.output
+    assert "removed" in res.output and "pkg.engine:Engine._old_path" in res.output
+    res = CliRunner().invoke(app, ["why", "pkg.engine:Engine.generate", "--tree", str(tree)])
+    assert res.exit_code == 0, res.output
+    assert "kept" in res.output
+
+
+def test_symbols_dead_and_measure_commands(tree: Path, tmp_path: Path) -> None:
+    import json
+
+    import typer
+    from typer.testing import CliRunner
+
+    from shrinker.symbols.commands import register
+
+    app = typer.Typer()
+    register(app)
+    before = {p: p.read_text() for p in tree.rglob("*.py")}
+    res = CliRunner().invoke(app, ["symbols", "dead", "--tree", str(tree), "-j", "1"])
+    assert res.exit_code == 0, res.output
+    assert "pkg.util" in res.output and "unreferenced" in res.output
+    out = tmp_path / "m.json"
+    res = CliRunner().invoke(app, ["symbols", "measure", "--tree", str(tree), "-j", "1", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert data["converged"] and data["removed"] > 0
+    assert {p: p.read_text() for p in tree.rglob("*.py")} == before  # measured on a copy
