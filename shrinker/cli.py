@@ -41,7 +41,8 @@ def _register_stage_commands() -> None:
     import importlib
 
     for name in ("shrinker.plan.commands", "shrinker.apply.commands", "shrinker.verify.commands",
-                 "shrinker.gpu.commands", "shrinker.regen.commands", "shrinker.report.commands"):
+                 "shrinker.gpu.commands", "shrinker.regen.commands", "shrinker.report.commands",
+                 "shrinker.symbols.commands"):
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:

@@ -44,29 +44,13 @@ import libcst as cst
 
 from shrinker.codemods.base import ShrinkCodemod, pass_block
 from shrinker.codemods.inputs import CodemodInputs
+from shrinker.graph.bindings import imports_package, names_bound_by
 from shrinker.rules.predicates import MethodNames
 
 _CONDITIONAL_EXPR = (ast.IfExp, ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 _CONDITIONAL_STMT = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match, ast.FunctionDef,
                      ast.AsyncFunctionDef, ast.ClassDef)
 _MAX_ROUNDS = 8
-
-
-def _bound_by(node: ast.AST) -> set[str]:
-    """Names one node binds (imports, stores, defs, parameters, except targets)."""
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
-    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-        return {node.id}
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    if isinstance(node, ast.arg):
-        return {node.arg}
-    if isinstance(node, ast.ExceptHandler) and node.name:
-        return {node.name}
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return set(node.names)
-    return set()
 
 
 def conditional_bindings(tree: ast.Module) -> set[str]:
@@ -79,7 +63,7 @@ def conditional_bindings(tree: ast.Module) -> set[str]:
             for block in blocks:
                 for stmt in block:
                     for inner in ast.walk(stmt):
-                        names |= _bound_by(inner)
+                        names |= names_bound_by(inner)
     return names
 
 
@@ -87,7 +71,7 @@ def all_bindings(tree: ast.Module) -> set[str]:
     """Every name bound anywhere in the module, in any scope."""
     names: set[str] = set()
     for node in ast.walk(tree):
-        names |= _bound_by(node)
+        names |= names_bound_by(node)
     return names
 
 
@@ -130,14 +114,6 @@ def _own_nodes(fn: ast.AST):
             stack.extend(ast.iter_child_nodes(node))
 
 
-def _platform_import(node: ast.AST, packages: frozenset[str]) -> bool:
-    if isinstance(node, ast.Import):
-        return any(a.name.split(".")[0] in packages for a in node.names)
-    if isinstance(node, ast.ImportFrom):
-        return node.level == 0 and (node.module or "").split(".")[0] in packages
-    return False
-
-
 def platform_import_functions(tree: ast.Module, packages: frozenset[str]) -> list[ast.AST]:
     """Functions whose body imports a platform package unconditionally (before any return):
     on CUDA every call raises ImportError (`from aiter.ops.triton... import ...` as a first line)."""
@@ -145,7 +121,7 @@ def platform_import_functions(tree: ast.Module, packages: frozenset[str]) -> lis
     for fn in ast.walk(tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for index, stmt in enumerate(fn.body):
-                if _platform_import(stmt, packages):
+                if imports_package(stmt, packages):
                     if not _can_return_or_yield(fn.body[:index]):
                         out.append(fn)
                     break

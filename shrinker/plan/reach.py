@@ -64,20 +64,22 @@ class Reach:
     rule_problems: list[str] = field(default_factory=list)  # lenient runs only (regen)
 
 
-def platform_method_names(rules: Rules) -> MethodNames:
-    cached = getattr(rules, "_method_names", None)
+def _cached_names(rules: Rules, field: str) -> MethodNames:
+    """rules.platform.<field> (exact names and globs) as a MethodNames, built once per Rules object."""
+    key = f"_{field}_names"
+    cached = getattr(rules, key, None)
     if cached is None:
-        cached = MethodNames(list(rules.platform.methods))
-        object.__setattr__(rules, "_method_names", cached)
+        cached = MethodNames(list(getattr(rules.platform, field)))
+        object.__setattr__(rules, key, cached)
     return cached
+
+
+def platform_method_names(rules: Rules) -> MethodNames:
+    return _cached_names(rules, "methods")
 
 
 def platform_class_names(rules: Rules) -> MethodNames:
-    cached = getattr(rules, "_class_names", None)
-    if cached is None:
-        cached = MethodNames(list(rules.platform.classes))
-        object.__setattr__(rules, "_class_names", cached)
-    return cached
+    return _cached_names(rules, "classes")
 
 
 def record_dead(record: dict, importer: str, view: RegistryView, table: PredicateTable,

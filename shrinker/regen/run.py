@@ -117,7 +117,8 @@ def _verify(profile: str, upstream) -> bool:
         from shrinker.verify import verify_tree  # type: ignore[attr-defined]
     except ImportError:
         return True  # the apply gate already ran; the verify stage is not installed
-    outcome = verify_tree(paths.work_tree_dir(profile, upstream.version), upstream.root)
+    outcome = verify_tree(paths.work_tree_dir(profile, upstream.version), upstream.root, profile=profile,
+                          report_dir=paths.reports_dir(profile, upstream.version))
     return bool(getattr(outcome, "passed", outcome))
 
 

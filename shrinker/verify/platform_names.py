@@ -15,27 +15,8 @@ import ast
 from functools import lru_cache
 from pathlib import Path
 
+from shrinker.graph.bindings import imports_package, names_bound_by
 from shrinker.rules.predicates import PredicateTable, evaluate_source
-
-
-def _binds(node: ast.AST) -> set[str]:
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
-    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-        return {node.id}
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    if isinstance(node, ast.arg):
-        return {node.arg}
-    if isinstance(node, ast.ExceptHandler) and node.name:
-        return {node.name}
-    return set()
-
-
-def _platform_import(stmt: ast.stmt, packages: frozenset[str]) -> bool:
-    if isinstance(stmt, ast.Import):
-        return any(a.name.split(".")[0] in packages for a in stmt.names)
-    return isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and (stmt.module or "").split(".")[0] in packages
 
 
 def bindings_by_liveness(source: str, table: PredicateTable, packages: frozenset[str]) -> tuple[set[str], set[str]]:
@@ -45,7 +26,7 @@ def bindings_by_liveness(source: str, table: PredicateTable, packages: frozenset
     tree = ast.parse(source)
 
     def visit(node: ast.AST, is_dead: bool) -> None:
-        (dead if is_dead else live).update(_binds(node))
+        (dead if is_dead else live).update(names_bound_by(node))
         if isinstance(node, ast.If):
             value = evaluate_source(ast.unparse(node.test), table)
             visit(node.test, is_dead)
@@ -54,7 +35,7 @@ def bindings_by_liveness(source: str, table: PredicateTable, packages: frozenset
             for stmt in node.orelse:
                 visit(stmt, is_dead or value is True)
             return
-        if isinstance(node, ast.Try) and node.body and _platform_import(node.body[0], packages):
+        if isinstance(node, ast.Try) and node.body and imports_package(node.body[0], packages):
             for stmt in node.body:
                 visit(stmt, True)
             for child in (*node.handlers, *node.orelse, *node.finalbody):
