@@ -301,13 +301,14 @@ class ImportComparison:
     upstream_run: int = 0
     regressions: list[str] = field(default_factory=list)  # findings
     fixed: list[str] = field(default_factory=list)  # fail upstream, import pruned (notes)
+    needs_cuda: list[str] = field(default_factory=list)  # pruned fails for want of a GPU (notes)
     pruned: dict[str, ImportOutcome] = field(default_factory=dict)
     upstream: dict[str, ImportOutcome] = field(default_factory=dict)
 
 
 def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *, commit: str | None,
                     jobs: int = 2, timeout: float = 60.0, reuse: bool = True,
-                    only: Sequence[str] | None = None) -> ImportComparison:
+                    only: Sequence[str] | None = None, needs_cuda: Sequence[str] = ()) -> ImportComparison:
     modules = importable_modules(pruned, only)
     up, n_run = upstream_results(upstream, commit, env, modules, jobs=jobs, timeout=timeout)
     todo = list(modules)
@@ -345,7 +346,11 @@ def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *,
         cmp.not_run += p.status == "not_run"
         if u.ok and not p.ok:
             tail = " | ".join(line.strip() for line in p.error.splitlines()[-3:])
-            cmp.regressions.append(f"{pruned.rel(m)}:1 {m} imports in upstream but not pruned ({p.status}): {tail}")
+            text = f"{pruned.rel(m)}:1 {m} imports in upstream but not pruned ({p.status}): {tail}"
+            if p.status == "error" and any(sig in p.error for sig in needs_cuda):
+                cmp.needs_cuda.append(text)
+            else:
+                cmp.regressions.append(text)
         elif p.ok and not u.ok and u.status != "missing" and not p.reused:
             cmp.fixed.append(f"{pruned.rel(m)}:1 {m} fails upstream ({u.status}) but imports pruned")
     return cmp

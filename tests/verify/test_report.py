@@ -20,3 +20,13 @@ def test_report_counts_regressions_and_notes(tmp_path):
     md = md_path.read_text()
     assert "| imports | FAIL | import_upstream 10, import_pruned 9 | 3.0 |" in md
     assert "## cli: notes (1, not failures)" in md and "**FAILED**, 1 regressions" in render_markdown(result)
+
+
+def test_needs_cuda_findings_become_notes() -> None:
+    from shrinker.verify.run import split_needs_cuda
+
+    findings = ["a.py:1 ServerArgs works upstream but fails pruned: No module named 'common_ops'",
+                "b.py:1 ServerArgs works upstream but fails pruned: NameError: name 'x' is not defined"]
+    real, notes = split_needs_cuda(findings, ["No module named 'common_ops'"])
+    assert real == [findings[1]]
+    assert notes == [f"needs CUDA, not comparable on this machine: {findings[0]}"]
