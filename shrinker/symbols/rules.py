@@ -5,13 +5,12 @@ and these can change apart; the code knows mechanisms, the file knows SGLang's n
 from __future__ import annotations
 
 import re
-import tomllib
 from fnmatch import translate
 from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shrinker import paths
 from shrinker.errors import ShrinkError
@@ -133,14 +132,7 @@ def load_symbol_rules(profile: str = "deepseek", path: Path | None = None) -> Sy
     path = path or symbol_rules_path(profile)
     if not path.exists():
         raise ShrinkError(f"no symbol rules file {path}")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ShrinkError(f"{path}: not valid TOML: {exc}") from None
-    try:
-        return SymbolRules.model_validate({**data.get("symbols", {}), "source": str(path)})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ShrinkError(f"{path}: symbols.{where}: {first['msg']}{more}") from None
+    from shrinker.rules.load import validate_toml
+
+    return validate_toml(SymbolRules, path, lambda data: {**data.get("symbols", {}), "source": str(path)},
+                         where_prefix="symbols.")
