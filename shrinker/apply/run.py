@@ -45,34 +45,32 @@ def module_of(path: str) -> str:
     return ""
 
 
-def python_lines(tree: Path) -> int:
-    total = 0
+def python_sources(tree: Path):
+    """(tree-relative path, text) of every .py file under the tree's import roots."""
     for root in IMPORT_ROOTS:
         base = tree / root
         if base.is_dir():
-            total += sum(count_lines(p.read_text(errors="replace")) for p in base.rglob("*.py"))
-    return total
+            for path in base.rglob("*.py"):
+                yield path.relative_to(tree).as_posix(), path.read_text(errors="replace")
+
+
+def python_lines(tree: Path) -> int:
+    return sum(count_lines(text) for _, text in python_sources(tree))
 
 
 def platform_classes_by_module(tree: Path, rules) -> dict[str, frozenset[str]]:
     """Kept module -> the classes in it that rules.platform.classes names (text scan of the tree)."""
     from shrinker.codemods.platform_classes import platform_classes_defined
+    from shrinker.rules.predicates import MethodNames
 
     if not rules.platform.classes:
         return {}
-    inputs = CodemodInputs(rules=rules, removed=Removed())
-    out = {}
-    for root in IMPORT_ROOTS:
-        base = tree / root
-        if base.is_dir():
-            for path in base.rglob("*.py"):
-                names = platform_classes_defined(path.read_text(errors="replace"), inputs)
-                if names:
-                    out[module_of(path.relative_to(tree).as_posix())] = frozenset(names)
-    return out
+    names = MethodNames(list(rules.platform.classes))
+    found = ((rel, platform_classes_defined(text, names)) for rel, text in python_sources(tree))
+    return {module_of(rel): frozenset(classes) for rel, classes in found if classes}
 
 
-def _removed_through(plan: dict, number: int, tree: Path, rules=None) -> Removed:
+def _removed_through(plan: dict, number: int, tree: Path, platform_rules=None) -> Removed:
     """What batches 1..number remove, with the cross-file facts the codemods read."""
     from shrinker.codemods.removed_imports import lost_names_from_facts
     from shrinker.codemods.unused_names import imported_names_from_facts
@@ -83,8 +81,8 @@ def _removed_through(plan: dict, number: int, tree: Path, rules=None) -> Removed
     keys = {k: frozenset(v) for k, v in plan.get("removed_registry_keys", {}).items()}
     removed = Removed(modules=frozenset(modules), registry_keys=keys)
     facts = list(build_graph(tree).facts.values())  # cached: only files edited so far re-parse
-    # a platform batch: remove_platform_classes drops these classes, and their importers follow
-    seed = platform_classes_by_module(tree, rules) if rules is not None else {}
+    # a platform batch (platform_rules given): remove_platform_classes drops these classes, importers follow
+    seed = platform_classes_by_module(tree, platform_rules) if platform_rules is not None else {}
     removed.names = lost_names_from_facts(facts, removed, seed)
     removed.imported = imported_names_from_facts(facts, removed)
     return removed
@@ -97,12 +95,9 @@ def shared_method_names(tree: Path) -> frozenset[str]:
     """Names defined as an indented `def` two or more times across the tree: a method another class
     may also define (over-approximated: nested functions count too, which only keeps more)."""
     counts: dict[str, int] = defaultdict(int)
-    for root in IMPORT_ROOTS:
-        base = tree / root
-        if base.is_dir():
-            for path in base.rglob("*.py"):
-                for name in _METHOD_DEF.findall(path.read_text(errors="replace")):
-                    counts[name] += 1
+    for _, text in python_sources(tree):
+        for name in _METHOD_DEF.findall(text):
+            counts[name] += 1
     return frozenset(n for n, c in counts.items() if c > 1)
 
 

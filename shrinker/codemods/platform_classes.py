@@ -36,9 +36,8 @@ def class_names(inputs: CodemodInputs) -> MethodNames:
 _CLASS_DEF = re.compile(r"^class[ \t]+(\w+)", re.MULTILINE)
 
 
-def platform_classes_defined(source: str, inputs: CodemodInputs) -> set[str]:
-    """Names of module-level classes in `source` that rules.platform.classes matches (text scan)."""
-    names = class_names(inputs)
+def platform_classes_defined(source: str, names: MethodNames) -> set[str]:
+    """Names of module-level classes in `source` that `names` (rules.platform.classes) matches (text scan)."""
     return {n for n in _CLASS_DEF.findall(source) if n in names}
 
 

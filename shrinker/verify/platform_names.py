@@ -65,14 +65,13 @@ def unbound_upstream_too(upstream_root: Path, rel: str, name: str, rules) -> boo
     return name in _dead_only(str(path), path.stat().st_mtime, table, frozenset(rules.platform.packages))
 
 
-_TABLES: dict[int, PredicateTable] = {}
-
-
 def _table(rules) -> PredicateTable:
-    key = id(rules)
-    if key not in _TABLES:
-        _TABLES[key] = PredicateTable(rules.platform)
-    return _TABLES[key]
+    """One PredicateTable per Rules object, kept on it (an id()-keyed dict could outlive the object)."""
+    table = getattr(rules, "_predicate_table", None)
+    if table is None:
+        table = PredicateTable(rules.platform)
+        object.__setattr__(rules, "_predicate_table", table)
+    return table
 
 
 def split_undefined(findings: list, upstream_root: Path, rules) -> tuple[list, list[str]]:

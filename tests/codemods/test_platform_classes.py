@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shrinker.codemods.platform_classes import RemovePlatformClasses, platform_classes_defined
+from shrinker.codemods.platform_classes import RemovePlatformClasses, class_names, platform_classes_defined
 from tests.codemods.helpers import PlatformCodemodTest, deepseek_inputs
 
 
@@ -74,4 +74,4 @@ class TestPlatformClasses(PlatformCodemodTest):
 
 def test_text_scan_finds_module_level_platform_classes() -> None:
     source = "class GPTQAscendConfig:\n    pass\nclass PyNcclCommunicator:\n    pass\n    class AWQCPUConfig: ...\n"
-    assert platform_classes_defined(source, deepseek_inputs()) == {"GPTQAscendConfig"}
+    assert platform_classes_defined(source, class_names(deepseek_inputs())) == {"GPTQAscendConfig"}
