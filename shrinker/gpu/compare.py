@@ -169,7 +169,10 @@ def compare_launches(ref: dict, new: dict) -> list[CaseResult]:
         # Seeded weights come from torch's CPU generator on the device; two machines have given
         # different bytes for them (float32 RNG paths differ by CPU). Say so next to every verdict.
         note = ""
-        if rl.get("weights_sha256") and nl.get("weights_sha256") and rl["weights_sha256"] != nl["weights_sha256"]:
+        # the content hash when both records have it (the file hash also depends on safetensors' layout)
+        key = "weights_content_sha256" if rl.get("weights_content_sha256") and nl.get("weights_content_sha256") \
+            else "weights_sha256"
+        if rl.get(key) and nl.get(key) and rl[key] != nl[key]:
             note = " [seeded weights differ from the reference's]"
         if rl.get("config_digest") and nl.get("config_digest") and rl["config_digest"] != nl["config_digest"]:
             note += " [model folder differs from the reference's: another tokenizers version?]"
@@ -200,6 +203,7 @@ def load_record(directory: Path) -> dict:
             # which weights this launch served (parts ran on different machines)
             model = (data.get("models") or {}).get(launch.get("model"), {})
             launch.setdefault("weights_sha256", model.get("weights_sha256"))
+            launch.setdefault("weights_content_sha256", model.get("weights_content_sha256"))
             launch.setdefault("config_digest", model.get("config_digest"))
             launch.setdefault("part", data.get("part"))
             merged["launches"][name] = launch

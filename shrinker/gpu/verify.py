@@ -164,7 +164,7 @@ def prepare_models(cases: cases_mod.Cases, inst: install.Installed, env: dict[st
         entry = {"path": str(src), "load_format": "dummy", "config_digest": model_digest(src)}
         if spec.get("seeded"):
             dst = inst.root / "models" / f"{name}-seed{spec.get('seed', 0)}"
-            marker = dst / "weights.sha256"
+            marker = dst / "weights.digests"  # "<file sha256> <content sha256>"
             if not marker.is_file():
                 code = ("import sys; from pathlib import Path; from shrinker.gpu.weights import write_weights; "
                         "print(write_weights(Path(sys.argv[1]), Path(sys.argv[2]), seed=int(sys.argv[3]), "
@@ -178,10 +178,13 @@ def prepare_models(cases: cases_mod.Cases, inst: install.Installed, env: dict[st
                     out[name] = {"error": (proc.stderr.strip().splitlines() or ["weights failed"])[-1]}
                     continue
                 marker.write_text(proc.stdout.strip().splitlines()[-1])
-            entry.update(path=str(dst), load_format="auto", weights_sha256=marker.read_text().strip(),
+            file_sha, _, content_sha = marker.read_text().strip().partition(" ")
+            entry.update(path=str(dst), load_format="auto", weights_sha256=file_sha,
                          weights_generator="exact-uniform" if spec.get("exact") else "normal")
-            if spec.get("weights_sha256"):  # pinned in cases.toml: the same bytes as on the machine that pinned it
-                entry["weights_match_pinned"] = entry["weights_sha256"] == spec["weights_sha256"]
+            if content_sha:
+                entry["weights_content_sha256"] = content_sha
+            if spec.get("weights_content_sha256"):  # pinned in cases.toml: the same tensors as where it was pinned
+                entry["weights_match_pinned"] = content_sha == spec["weights_content_sha256"]
         out[name] = entry
     return out
 
@@ -191,7 +194,8 @@ def run_launch(launch: cases_mod.Launch, cases: cases_mod.Cases, model: dict, en
     """Start one server, send its request groups, stop it; the record of that launch."""
     flags = cases.server_flags + ["--load-format", model["load_format"]] + launch.flags
     rec: dict = {"model": launch.model, "flags": flags, "groups": launch.groups, "requests": {},
-                 "weights_sha256": model.get("weights_sha256"), "config_digest": model.get("config_digest")}
+                 "weights_sha256": model.get("weights_sha256"),
+                 "weights_content_sha256": model.get("weights_content_sha256"), "config_digest": model.get("config_digest")}
     if "error" in model:
         rec["status"] = f"failed: model: {model['error']}"
         return rec

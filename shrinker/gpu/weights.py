@@ -120,8 +120,27 @@ def draw(shape: tuple[int, ...], seed: int, std: float, exact: bool):
     return ints.to(torch.float32).reshape(shape) * scale
 
 
+def content_sha256(tensors: dict) -> str:
+    """sha256 of the tensors themselves (sorted names, dtypes, shapes, raw bytes).
+
+    The file's own hash also depends on how the installed safetensors lays out its header: the same
+    exact weights gave other file hashes on the device (torch 2.11) than here (torch 2.13).
+    """
+    import torch
+
+    h = hashlib.sha256()
+    for name in sorted(tensors):
+        t = tensors[name].contiguous()
+        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}\n".encode())
+        h.update(t.view(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
 def write_weights(model_dir: Path, out_dir: Path, seed: int = 0, std: float = 0.02, exact: bool = False) -> str:
-    """Copy the model folder to `out_dir` and add seeded bf16 weights; returns their sha256."""
+    """Copy the model folder to `out_dir` and add seeded bf16 weights.
+
+    Returns "<file sha256> <content sha256>" (see content_sha256).
+    """
     import torch
     from safetensors.torch import save_file
 
@@ -146,4 +165,4 @@ def write_weights(model_dir: Path, out_dir: Path, seed: int = 0, std: float = 0.
     with (out_dir / WEIGHTS_FILE).open("rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
-    return h.hexdigest()
+    return f"{h.hexdigest()} {content_sha256(tensors)}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from shrinker.gpu.tiny_model import model_config
 from shrinker.gpu.weights import _seed_for, checkpoint_shapes
 
@@ -43,7 +45,6 @@ def test_exact_ints_are_fixed_bytes():
 def test_exact_draw_is_pinned_and_has_the_std():
     import hashlib
 
-    import pytest
 
     torch = pytest.importorskip("torch")
     from shrinker.gpu.weights import draw
@@ -59,4 +60,18 @@ def test_exact_model_pins_its_weights():
     from shrinker.gpu.cases import load_cases
 
     spec = load_cases().model("tiny-exact")
-    assert spec["exact"] is True and len(spec["weights_sha256"]) == 64
+    assert spec["exact"] is True and len(spec["weights_content_sha256"]) == 64
+
+
+def test_content_sha256_sees_values_not_layout():
+    torch = pytest.importorskip("torch")
+    from shrinker.gpu.weights import content_sha256
+
+    a = {"w": torch.arange(6, dtype=torch.bfloat16).reshape(2, 3), "n": torch.ones(3, dtype=torch.bfloat16)}
+    # same tensors, other insertion order and a non-contiguous view: same digest
+    b = {"n": torch.ones(3, dtype=torch.bfloat16), "w": torch.arange(6, dtype=torch.bfloat16).reshape(3, 2).t().t()}
+    assert content_sha256(a) == content_sha256({"n": b["n"], "w": b["w"].reshape(2, 3)})
+    changed = dict(a, w=a["w"].clone())
+    changed["w"][1, 2] += 1
+    assert content_sha256(changed) != content_sha256(a)
+    assert content_sha256({"w": a["w"].float()}) != content_sha256({"w": a["w"]})  # dtype counts
