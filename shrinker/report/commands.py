@@ -1,4 +1,4 @@
-"""CLI of the report stage: `shrink report layers` and `shrink requirements [--write]`.
+"""CLI of the report stage: `shrink report layers`, `shrink report cuts` and `shrink requirements [--write]`.
 
 Both read a tree (default: the work tree build/<profile>-v<version>/, else the pinned upstream) and
 write into reports/<profile>/v<version>/; only `requirements --write` changes the tree, and only its
@@ -18,7 +18,8 @@ from shrinker import paths
 from shrinker.console import console, out
 from shrinker.errors import ShrinkError
 
-report_app = typer.Typer(no_args_is_help=True, help="Reports over the work tree (lines by folder and layer).")
+report_app = typer.Typer(no_args_is_help=True,
+                         help="Reports over the work tree (lines by folder and layer, cut candidates).")
 
 
 def _label(path: Path) -> str:
@@ -79,6 +80,44 @@ def layers_command(tree: Optional[Path] = None, upstream: Optional[Path] = None,
         out.print(f"[green]wrote[/] {_label(p)}")
 
 
+def cuts_command(profile: str = "deepseek", tree: Optional[Path] = None, out_dir: Optional[Path] = None,
+                 top: int = 60, jobs: int = 2) -> None:
+    from shrinker.plan.run import analyse
+    from shrinker.report.cut_features import features_path, load_features
+    from shrinker.report.cuts import planned_graph
+    from shrinker.report.cuts_report import build_report, write_cuts
+    from shrinker.report.layers import python_lines
+    from shrinker.rules.load import load_rules
+    from shrinker.upstream import load
+
+    up = load()
+    rules = load_rules(profile)
+    features = load_features(profile)
+    work = Path(tree) if tree else paths.work_tree_dir(profile, up.version)
+    with console.status("planning (import graph + reachability) ..."):
+        graph, reach, _, _ = analyse(up, rules, jobs=jobs)
+        pg = planned_graph(graph, reach, rules)
+    # Work-tree lines say what a cut adds to apply's figure; without a work tree only upstream lines.
+    applied = python_lines(work) if work.is_dir() else None
+    report = build_report(pg, features, applied, sum(python_lines(Path(up.root)).values()), top=top)
+    report.labels = {"upstream": _label(Path(up.root)), "rules": _label(Path(rules.source or "")),
+                     "features": _label(features_path(profile)),
+                     "tree": _tree_label(work) if applied is not None else "none"}
+    written = write_cuts(report, out_dir or paths.reports_dir(profile, up.version))
+    table = Table(title=f"largest module cuts ({report.graph_nodes:,} kept modules)")
+    for col in ("module", "freed lines", "modules", "importers"):
+        table.add_column(col, no_wrap=True, justify="left" if col == "module" else "right")
+    for t in report.top[:15]:
+        table.add_row(t.cut.module, f"{t.cut.freed_lines:,}", str(t.cut.freed_modules),
+                      str(len({s.importer for s in t.sites})))
+    out.print(table)
+    for r in sorted(report.features, key=lambda r: -r.cut.freed_lines):
+        out.print(f"feature {r.feature.name}: {r.cut.freed_lines:,} lines, {len(r.cut.sites)} sites, "
+                  f"risk {r.feature.risk}", soft_wrap=True)
+    for p in written:
+        out.print(f"[green]wrote[/] {_label(p)}")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(report_app, name="report")
 
@@ -92,6 +131,20 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Kept vs upstream non-blank Python lines by top-level folder and by layer: layers.{md,svg,json}."""
         layers_command(tree, upstream, profile, out_dir)
+
+    @report_app.command("cuts")
+    def cuts(
+        profile: str = typer.Option("deepseek", "--profile", "-p"),
+        tree: Optional[Path] = typer.Option(None, "--tree", help="The applied tree whose lines each cut would "
+                                                                 "remove (default: the work tree, if any)."),
+        top: int = typer.Option(60, "--top", help="How many module cuts to list."),
+        jobs: int = typer.Option(2, "--jobs", "-j", help="Parser processes (a cold plan parses upstream)."),
+        out_dir: Optional[Path] = typer.Option(None, "--out", help="Folder for cuts.{md,json} "
+                                                                    "(default: reports/<profile>/v<version>/)."),
+    ) -> None:
+        """Lines each kept module (its dominator subtree) and each feature of rules/<profile>-cuts.toml would
+        free if cut, with the import sites to rewrite: cuts.{md,json}."""
+        cuts_command(profile, tree, out_dir, top, jobs)
 
     @app.command("requirements")
     def requirements(
