@@ -36,6 +36,8 @@ class BatchOutcome:
     codemods: dict = field(default_factory=dict)
     findings: list[str] = field(default_factory=list)
     diff: str = ""
+    symbol_pass: int = 0  # a symbol batch's pass (1, 2 ...); 0 for a file batch
+    tree_lines: int = 0  # non-blank Python lines of the tree once committed
 
 
 def module_of(path: str) -> str:
@@ -189,6 +191,17 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
                 edited_removed += old - count_lines(res.code)
                 outcome.files_edited += 1
     outcome.lines_removed = sum(before.values()) + edited_removed
+    return gate_and_commit(repo, tree, plan, number, rules, outcome, failures, findings,
+                           f"shrink: batch {number} — {batch['name']}", start, dry_run=dry_run, baseline=baseline,
+                           use_verify=use_verify, name_baseline=name_baseline, upstream_root=upstream_root,
+                           keep_failed=keep_failed)
+
+
+def gate_and_commit(repo, tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome,
+                    failures: list[str], findings: list[str], subject: str, start: float, *, dry_run: bool,
+                    baseline: set, use_verify: bool, name_baseline: set = frozenset(),
+                    upstream_root: Path | None = None, keep_failed: bool = False) -> BatchOutcome:
+    """Gate the tree's uncommitted state: commit it as `subject` when it passes, else roll back."""
     gate: GateResult = run_gate(tree, [rules.profile.package, *rules.profile.extra_packages], failures,
                                 findings, baseline, later=_deleted_after(plan, number), use_verify=use_verify,
                                 name_baseline=name_baseline, upstream_root=upstream_root, rules=rules)
@@ -201,11 +214,12 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
         return outcome
     if gate.passed:
         outcome.gate = "passed"
-        message = (f"shrink: batch {number} — {batch['name']}\n\n"
+        message = (f"{subject}\n\n"
                    f"deleted {outcome.files_deleted} files, edited {outcome.files_edited}, "
                    f"removed {outcome.lines_removed} non-blank Python lines; gate passed\n\n"
                    f"Plan: {plan_digest(plan)}")
         outcome.commit = commit_all(repo, message)
+        outcome.tree_lines = python_lines(tree)
     else:
         outcome.gate = "failed"
         if keep_failed:  # inspection aid: the failed state is kept on a side branch, the tree still rolls back
@@ -225,10 +239,18 @@ def _write_batch_failure(report_dir: Path, outcome: BatchOutcome) -> Path:
     return path
 
 
+def nothing_dead(repo, tree: Path, plan: dict, number: int) -> BatchOutcome:
+    """A symbol batch whose first pass finds nothing: an empty commit, so the batch counts as applied."""
+    outcome = BatchOutcome(number, f"{plan['batches'][number - 1]['name']} (nothing dead)", gate="passed")
+    outcome.commit = commit_all(repo, f"shrink: batch {number} — {outcome.name}\n\nPlan: {plan_digest(plan)}")
+    outcome.tree_lines = python_lines(tree)
+    return outcome
+
+
 def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: int, tree_lines: int,
-                        spec: str) -> None:
+                        spec: str, requirements: dict | None = None) -> None:
     removed = upstream_lines - tree_lines
-    data = {"upstream": spec, "batches": outcomes,
+    data = {"upstream": spec, "batches": outcomes, "requirements": requirements,
             "totals": {"upstream_python_lines": upstream_lines, "tree_python_lines": tree_lines,
                        "removed_lines": removed,
                        "removed_fraction": round(removed / upstream_lines, 4) if upstream_lines else 0.0}}
@@ -236,11 +258,20 @@ def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: 
     lines = [f"# Apply: {spec}", "",
              f"Non-blank Python lines: upstream {upstream_lines:,}, work tree {tree_lines:,}, removed {removed:,} "
              f"({100 * data['totals']['removed_fraction']:.1f} %).", "",
-             "| # | batch | deleted | edited | lines removed | gate | commit | seconds |",
-             "|---:|---|---:|---:|---:|---|---|---:|"]
+             "| # | batch | deleted | edited | lines removed | removed after it | gate | commit | seconds |",
+             "|---:|---|---:|---:|---:|---:|---|---|---:|"]
     for o in outcomes:
+        after = o.get("tree_lines") or 0
+        share = f"{100 * (upstream_lines - after) / upstream_lines:.1f} %" if after and upstream_lines else ""
         lines.append(f"| {o['number']} | {o['name']} | {o['files_deleted']} | {o['files_edited']} | "
-                     f"{o['lines_removed']:,} | {o['gate']} | {o['commit'][:10]} | {o['seconds']} |")
+                     f"{o['lines_removed']:,} | {share} | {o['gate']} | {o['commit'][:10]} | {o['seconds']} |")
+    if requirements:
+        lines += ["", f"Requirements (`python/pyproject.toml` [project].dependencies, final step): "
+                      f"{requirements['kept']} kept, {len(requirements['dropped'])} dropped "
+                      f"({', '.join(requirements['dropped']) or 'none'}; {requirements['dropped_mb']} MB installed, "
+                      f"{requirements['freed_mb']} MB with the dependencies they alone pull in); gate "
+                      f"{requirements['gate']}{', commit ' + requirements['commit'][:10] if requirements['commit'] else ''}"
+                      f" (`requirements.md`)."]
     (report_dir / "apply.md").write_text("\n".join(lines) + "\n")
 
 
@@ -248,6 +279,9 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
                   dry_run: bool = False, reset: bool = False, jobs: int = 2,
                   use_verify: bool = True, spec: str | None = None,
                   keep_failed: bool = False) -> list[BatchOutcome]:
+    from shrinker.apply.requirements_step import apply_requirements
+    from shrinker.apply.symbol_batch import apply_symbol_batch, is_symbol_batch
+
     upstream = load(spec)
     rules = load_rules(profile)
     plan = load_batches(profile, upstream.version)
@@ -277,23 +311,40 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
     baseline = set(unresolved_imports(upstream.root, packages))
     name_baseline = set(missing_names(upstream.root, packages))
     outcomes: list[BatchOutcome] = []
+    gate = dict(baseline=baseline, use_verify=use_verify, name_baseline=name_baseline,
+                upstream_root=upstream.root, keep_failed=keep_failed)
     for number in todo:
         console.print(f"[bold]batch {number}[/] {plan['batches'][number - 1]['name']} ...")
-        outcome = apply_one(repo, tree, plan, number, rules, jobs=jobs, dry_run=dry_run,
-                            baseline=baseline, use_verify=use_verify, name_baseline=name_baseline,
-                            upstream_root=upstream.root, keep_failed=keep_failed)
-        outcomes.append(outcome)
-        if outcome.gate == "failed" and not dry_run:
-            _write_batch_failure(report_dir, outcome)
+        if is_symbol_batch(plan["batches"][number - 1]):
+            done_now = apply_symbol_batch(repo, tree, plan, number, rules, jobs=jobs, dry_run=dry_run, **gate)
+            if not done_now and not dry_run:  # nothing dead at all: an empty commit marks the batch applied
+                done_now = [nothing_dead(repo, tree, plan, number)]
+        else:
+            done_now = [apply_one(repo, tree, plan, number, rules, jobs=jobs, dry_run=dry_run, **gate)]
+        outcomes.extend(done_now)
+        if done_now and done_now[-1].gate == "failed" and not dry_run:
+            _write_batch_failure(report_dir, done_now[-1])
             break
+    requirements = None
+    failed = any(o.gate == "failed" for o in outcomes)
+    if not dry_run and not failed and applied_batches(repo) == list(range(1, total + 1)):
+        console.print("[bold]requirements[/] python/pyproject.toml ...")
+        requirements = apply_requirements(repo, tree, upstream.root, rules, report_dir, jobs=jobs,
+                                          use_verify=use_verify, baseline=baseline, name_baseline=name_baseline)
+        console.print(f"requirements: kept {requirements.kept}, dropped {len(requirements.dropped)} "
+                      f"({requirements.dropped_mb} MB), gate {requirements.gate} {requirements.commit[:10]}{requirements.note}")
     if not dry_run:
         previous = {}
         old = report_dir / "apply.json"
-        if old.exists() and not reset:
-            previous = {b["number"]: b for b in json.loads(old.read_text()).get("batches", [])}
+        old_data = json.loads(old.read_text()) if old.exists() and not reset else {}
+        previous = {(b["number"], b.get("symbol_pass", 0)): b for b in old_data.get("batches", [])}
         for o in outcomes:
-            previous[o.number] = {k: v for k, v in asdict(o).items() if k not in ("diff", "findings")}
-            previous[o.number]["findings"] = len(o.findings)
-        kept = [previous[n] for n in sorted(previous) if n in applied_batches(repo) or previous[n]["gate"] == "failed"]
-        _write_apply_report(report_dir, kept, python_lines(upstream.root), python_lines(tree), upstream.spec)
+            key = (o.number, o.symbol_pass)
+            previous[key] = {k: v for k, v in asdict(o).items() if k not in ("diff", "findings")}
+            previous[key]["findings"] = len(o.findings)
+        applied = applied_batches(repo)
+        kept = [previous[k] for k in sorted(previous) if k[0] in applied or previous[k]["gate"] == "failed"]
+        req = requirements.to_json() if requirements is not None else old_data.get("requirements")
+        _write_apply_report(report_dir, kept, python_lines(upstream.root), python_lines(tree), upstream.spec,
+                            req if applied == list(range(1, total + 1)) else None)
     return outcomes

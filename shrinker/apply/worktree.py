@@ -45,7 +45,7 @@ def applied_batches(repo: git.Repo) -> list[int]:
         m = _BATCH_SUBJECT.match(commit.summary)
         if m:
             numbers.append(int(m.group(1)))
-    return sorted(numbers)
+    return sorted(set(numbers))  # a symbol batch commits once per pass
 
 
 def commit_all(repo: git.Repo, message: str) -> str:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from shrinker.errors import ShrinkError
 from shrinker.graph.build import ImportGraph
 from shrinker.graph.records import Decision
 from shrinker.plan.reach import Reach
@@ -20,11 +23,35 @@ class BatchPlan:
     delete: list[str] = field(default_factory=list)  # tree paths
     codemods: dict[str, list[str]] = field(default_factory=dict)  # codemod → kept tree paths
     lines: int = 0
+    symbols: dict | None = None  # a symbol batch: its rules file and that file's sha256
 
     def to_dict(self) -> dict:
-        return {"number": self.number, "name": self.name, "risk": self.risk, "description": self.description,
-                "files": len(self.delete), "lines": self.lines, "delete": self.delete,
-                "codemods": [{"name": k, "files": v} for k, v in self.codemods.items()]}
+        out = {"number": self.number, "name": self.name, "risk": self.risk, "description": self.description,
+               "files": len(self.delete), "lines": self.lines, "delete": self.delete,
+               "codemods": [{"name": k, "files": v} for k, v in self.codemods.items()]}
+        if self.symbols is not None:
+            out["symbols"] = self.symbols
+        return out
+
+
+# A batch running this codemod is a symbol batch: apply asks the symbol graph of the tree it has
+# reached what goes, pass after pass, so its targets are not known at plan time.
+SYMBOL_CODEMOD = "remove_dead_symbols"
+
+
+def symbol_rules_file(rules: Rules) -> Path | None:
+    """rules/<profile>-symbols.toml beside the rules file (None for rules not read from a file)."""
+    if not rules.source:
+        return None
+    source = Path(rules.source)
+    return source.with_name(f"{source.stem}-symbols.toml")
+
+
+def _symbols_entry(rules: Rules) -> dict:
+    """The symbol rules' name and hash: in batches.json, so editing them changes the plan digest."""
+    path = symbol_rules_file(rules)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest() if path and path.exists() else ""
+    return {"rules": path.name if path else "", "sha256": digest}
 
 
 def _matches(batch_categories: list[str], category: str) -> bool:
@@ -68,13 +95,18 @@ def _pull_dependents_forward(g: ImportGraph, batches: list[BatchPlan], deleted_i
 
 
 def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Decision]) -> list[BatchPlan]:
+    for i, spec in enumerate(rules.batches):
+        if SYMBOL_CODEMOD in spec.codemods and spec.categories:
+            raise ShrinkError(f"batch {i + 1} ({spec.name}) runs {SYMBOL_CODEMOD}: it takes no categories")
     batches = [BatchPlan(i + 1, b.name, b.risk, b.description) for i, b in enumerate(rules.batches)]
     module_of = {p: m for m, p in g.module_path.items() if p}
     deleted_in: dict[str, int] = {}
+    # a file no batch's categories name goes to the last batch that deletes files (not a symbol batch)
+    fallback = max((i for i, b in enumerate(rules.batches) if b.categories), default=len(batches) - 1)
     for d in decisions:
         if d.keep:
             continue
-        index = next((i for i, b in enumerate(rules.batches) if _matches(b.categories, d.rule)), len(batches) - 1)
+        index = next((i for i, b in enumerate(rules.batches) if _matches(b.categories, d.rule)), fallback)
         batches[index].delete.append(d.path)
         batches[index].lines += d.lines
         if d.path in module_of:
@@ -84,6 +116,10 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
     platform_re = _platform_pattern(rules)
     registry_modules = {r.module for r in rules.registries if r.module}
     for i, spec in enumerate(rules.batches):
+        if SYMBOL_CODEMOD in spec.codemods:
+            batches[i].codemods = {name: [] for name in spec.codemods}
+            batches[i].symbols = _symbols_entry(rules)
+            continue
         targets: dict[str, list[str]] = {}
         for codemod in spec.codemods:
             if codemod == "remove_dead_imports":

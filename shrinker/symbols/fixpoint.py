@@ -71,6 +71,42 @@ def _total_lines(graph: SymbolGraph) -> int:
     return sum(m.lines for m in graph.modules.values())
 
 
+def run_pass(tree: Path, number: int, rules, symbol_rules: SymbolRules, *,
+             codemods: Sequence[str] = ("remove_dead_symbols", "remove_unused_names"),
+             jobs: int = 2) -> tuple[Optional[PassResult], int]:
+    """One analysis + removal over `tree`, written in place: (the pass, the tree's lines before it).
+    The pass is None when the graph finds nothing dead. Callers own the tree (apply commits it)."""
+    _register()
+    t0 = time.perf_counter()
+    graph = build_symbol_graph(tree, symbol_rules, jobs=jobs)
+    lines = _total_lines(graph)
+    dead = graph.dead()
+    analysis = time.perf_counter() - t0
+    if not dead:
+        return None, lines
+    removed = Removed()
+    removed.dead_symbols = dead  # type: ignore[attr-defined]  # read by remove_dead_symbols
+    inputs = CodemodInputs(rules=rules, removed=removed)
+    items = [FileItem(path=str(tree / graph.modules[m].path), module=m) for m in dead]
+    t1 = time.perf_counter()
+    results = transform_files(items, inputs, list(codemods), jobs=jobs, description=f"dead symbols, pass {number}")
+    changed = delta = 0
+    for res in results:
+        if res.status == "success":
+            target = Path(res.path)
+            delta += _non_blank(target.read_text(encoding="utf-8")) - _non_blank(res.code)
+            target.write_text(res.code, encoding="utf-8")
+            changed += 1
+    summary = summarize(results)
+    result = PassResult(
+        number=number, dead_symbols=sum(len(d.names) + len(d.members) + len(d.imports) for d in dead.values()),
+        dead_lines=sum(d.lines for d in dead.values()), lines_before=lines, lines_after=lines - delta,
+        files_changed=changed, changes=summary["changes"], failures=summary["failures"],
+        findings=[f for r in results for f in r.findings], undefined=[u for r in results for u in r.undefined],
+        analysis_seconds=round(analysis, 2), transform_seconds=round(time.perf_counter() - t1, 2))
+    return result, lines
+
+
 def run_fixpoint(tree: Path, *, profile: str = "deepseek", symbol_rules: Optional[SymbolRules] = None,
                  codemods: Sequence[str] = ("remove_dead_symbols", "remove_unused_names"),
                  jobs: int = 2, max_passes: int = 8) -> FixpointResult:
@@ -79,46 +115,21 @@ def run_fixpoint(tree: Path, *, profile: str = "deepseek", symbol_rules: Optiona
     work = paths.project_root() / "build"
     if tree == work or work in tree.parents:
         raise ShrinkError(f"{tree} is under build/: run_fixpoint edits in place, give it a copy")
-    _register()
     rules = load_rules(profile)
     symbol_rules = symbol_rules or load_symbol_rules(profile)
     start = time.perf_counter()
     result = FixpointResult(tree=str(tree), lines_before=0, lines_after=0)
     for number in range(1, max_passes + 1):
-        t0 = time.perf_counter()
-        graph = build_symbol_graph(tree, symbol_rules, jobs=jobs)
-        lines = _total_lines(graph)
+        one, lines = run_pass(tree, number, rules, symbol_rules, codemods=codemods, jobs=jobs)
         if number == 1:
             result.lines_before = lines
         result.lines_after = lines
-        dead = graph.dead()
-        analysis = time.perf_counter() - t0
-        if not dead:
+        if one is None:
             result.converged = True
             break
-        removed = Removed()
-        removed.dead_symbols = dead  # type: ignore[attr-defined]  # read by remove_dead_symbols
-        inputs = CodemodInputs(rules=rules, removed=removed)
-        items = [FileItem(path=str(tree / graph.modules[m].path), module=m) for m in dead]
-        t1 = time.perf_counter()
-        results = transform_files(items, inputs, list(codemods), jobs=jobs, description=f"dead symbols, pass {number}")
-        changed = delta = 0
-        for res in results:
-            if res.status == "success":
-                target = Path(res.path)
-                delta += _non_blank(target.read_text(encoding="utf-8")) - _non_blank(res.code)
-                target.write_text(res.code, encoding="utf-8")
-                changed += 1
-        summary = summarize(results)
-        after = lines - delta
-        result.passes.append(PassResult(
-            number=number, dead_symbols=sum(len(d.names) + len(d.members) + len(d.imports) for d in dead.values()),
-            dead_lines=sum(d.lines for d in dead.values()), lines_before=lines, lines_after=after,
-            files_changed=changed, changes=summary["changes"], failures=summary["failures"],
-            findings=[f for r in results for f in r.findings], undefined=[u for r in results for u in r.undefined],
-            analysis_seconds=round(analysis, 2), transform_seconds=round(time.perf_counter() - t1, 2)))
-        result.lines_after = after
-        if not changed:
+        result.passes.append(one)
+        result.lines_after = one.lines_after
+        if not one.files_changed:
             result.converged = True
             break
     result.seconds = round(time.perf_counter() - start, 2)

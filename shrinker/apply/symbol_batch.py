@@ -1,0 +1,134 @@
+"""A symbol batch: remove what the symbol graph finds dead, pass after pass, each pass gated and committed.
+
+A pass analyses the tree as the batches before it left it (shrinker/symbols/graph.py), runs the
+batch's codemods (`remove_dead_symbols`, then `remove_unused_names`) on the modules with dead
+symbols, gates the result like any batch and commits it as `shrink: batch N — <name> (pass k)`.
+The loop stops when the graph finds nothing dead or a pass changes no file (that pass commits
+nothing), or when a pass fails its gate (it is rolled back; the passes before it stay committed,
+each having passed its own gate).
+
+After a pass's symbol removal, modules the plan's reachability (same rules: roots, registries, strings,
+rules' pins) no longer reaches from the roots go too, in the same pass: a removed function was often
+their last importer. Their kept importers (a TYPE_CHECKING or try/except import, a guarded one) get
+`remove_dead_imports` + `remove_unused_names`, as in the file batches. The import graph is the one the
+gate builds anyway (cached by content), so this costs the reachability pass only (~0.5 s).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shrinker.apply.run import BatchOutcome, gate_and_commit, module_of
+from shrinker.codemods.inputs import CodemodInputs, Removed
+from shrinker.codemods.pipeline import FileItem, transform_files
+from shrinker.graph.parse import count_lines
+from shrinker.errors import ShrinkError
+from shrinker.plan.batches import SYMBOL_CODEMOD, symbol_rules_file
+from shrinker.symbols.fixpoint import run_pass
+from shrinker.symbols.rules import SymbolRules, load_symbol_rules
+
+MAX_PASSES = 10  # the v0.5.16 tree converges in 2-3; a bound so a codemod bug cannot loop forever
+
+
+def is_symbol_batch(batch: dict) -> bool:
+    return any(e["name"] == SYMBOL_CODEMOD for e in batch["codemods"])
+
+
+def planned_symbol_rules(batch: dict, rules) -> SymbolRules:
+    """The symbol rules the plan hashed; edited since, they need a new plan (and so --reset)."""
+    path = symbol_rules_file(rules)
+    if path is None or not path.exists():
+        raise ShrinkError(f"batch {batch['number']} ({batch['name']}) needs symbol rules: no {path}")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != batch.get("symbols", {}).get("sha256"):
+        raise ShrinkError(f"{path.name} changed since the plan was made: run `shrink plan`, then apply --reset")
+    return load_symbol_rules(path=path)
+
+
+def unreachable_modules(tree: Path, rules, jobs: int) -> list[str]:
+    """Tree paths of .py modules the plan's reachability, run on `tree`, finds unreachable from the roots."""
+    from shrinker.graph.build import build_graph
+    from shrinker.plan.decide import decide
+    from shrinker.plan.reach import compute_reach
+
+    graph = build_graph(tree, jobs=jobs)
+    reach = compute_reach(graph, rules, strict=False)  # lenient: a rule's target may be gone by now
+    decisions, _ = decide(graph, reach, rules)
+    return sorted(d.path for d in decisions if not d.keep and d.code == "unreachable" and d.path.endswith(".py"))
+
+
+@dataclass
+class ModuleCut:
+    deleted: list[str] = field(default_factory=list)
+    lines: int = 0  # non-blank lines deleted and edited away
+    edited: int = 0
+    failures: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+
+
+def delete_unreachable(tree: Path, rules, jobs: int) -> ModuleCut:
+    """Delete the unreachable modules, then drop the imports of them their kept importers still hold."""
+    from shrinker.codemods.removed_imports import lost_names_from_facts
+    from shrinker.codemods.unused_names import imported_names_from_facts
+    from shrinker.graph.build import build_graph
+
+    cut = ModuleCut(deleted=unreachable_modules(tree, rules, jobs))
+    if not cut.deleted:
+        return cut
+    before = build_graph(tree, jobs=jobs)
+    gone = {module_of(p) for p in cut.deleted} - {""}
+    importers = sorted({before.module_path[u] for m in gone if m in before.graph
+                        for u, _ in before.importers(m) if u not in gone and before.module_path.get(u)})
+    for rel in cut.deleted:
+        cut.lines += count_lines((tree / rel).read_text(errors="replace"))
+        (tree / rel).unlink()
+    removed = Removed(modules=frozenset(gone))
+    facts = list(build_graph(tree, jobs=jobs).facts.values())
+    removed.names = lost_names_from_facts(facts, removed)
+    removed.imported = imported_names_from_facts(facts, removed)
+    items = [FileItem(path=str(tree / p), module=module_of(p)) for p in importers if (tree / p).exists()]
+    results = transform_files(items, CodemodInputs(rules=rules, removed=removed),
+                              ["remove_dead_imports", "remove_unused_names"], jobs=jobs,
+                              description="importers of unreachable modules")
+    for res in results:
+        if res.status == "failure":
+            cut.failures.append(f"{res.path}: {res.error}")
+        cut.findings.extend(res.findings)
+        if res.status == "success":
+            cut.lines += count_lines(Path(res.path).read_text(errors="replace")) - count_lines(res.code)
+            Path(res.path).write_text(res.code)
+            cut.edited += 1
+    return cut
+
+
+def apply_symbol_batch(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dry_run: bool,
+                       max_passes: int = MAX_PASSES, delete_modules: bool = True, **gate) -> list[BatchOutcome]:
+    """`gate`: the keyword arguments of gate_and_commit (baselines, use_verify, upstream_root ...)."""
+    batch = plan["batches"][number - 1]
+    symbol_rules = planned_symbol_rules(batch, rules)
+    codemods = [e["name"] for e in batch["codemods"]]
+    outcomes: list[BatchOutcome] = []
+    for k in range(1, max_passes + 1):
+        start = time.perf_counter()
+        outcome = BatchOutcome(number, f"{batch['name']} (pass {k})", symbol_pass=k)
+        result, _ = run_pass(tree, k, rules, symbol_rules, codemods=codemods, jobs=jobs)
+        if result is None or not result.files_changed:
+            break  # the fixpoint: nothing (more) to remove, nothing to commit
+        cut = delete_unreachable(tree, rules, jobs) if delete_modules else ModuleCut()
+        outcome.files_deleted = len(cut.deleted)
+        outcome.files_edited = result.files_changed + cut.edited
+        outcome.lines_removed = result.lines_before - result.lines_after + cut.lines
+        outcome.codemods = {"+".join(codemods): {"files": result.files_changed, "symbols": result.dead_symbols,
+                                                 "analysis_s": result.analysis_seconds,
+                                                 "transform_s": result.transform_seconds},
+                            "unreachable modules": {"deleted": len(cut.deleted), "importers edited": cut.edited}}
+        gate_and_commit(repo, tree, plan, number, rules, outcome, result.failures + cut.failures,
+                        result.findings + cut.findings,
+                        f"shrink: batch {number} — {outcome.name}", start, dry_run=dry_run, **gate)
+        outcomes.append(outcome)
+        if outcome.gate != "passed" or dry_run:
+            break
+    return outcomes

@@ -1,0 +1,230 @@
+"""A symbol batch applied to a work tree made from a fixture upstream: one gated commit per pass until a
+pass finds nothing, what registration / dispatch / rules / strings keep, the requirements step."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import textwrap
+
+import pytest
+
+from shrinker.errors import ShrinkError
+from tests.conftest import FIXTURES, MINITREE
+
+EXTRAS = '''
+"""Symbols of every kind the symbol batch judges."""
+HANDLERS = {}
+
+
+def register_handler(name):
+    def wrap(fn):
+        HANDLERS[name] = fn
+        return fn
+    return wrap
+
+
+@register_handler("ping")
+def handle_ping():
+    import numpy
+    return numpy.zeros(1)
+
+
+def compute_flag():
+    return 1
+
+
+_FLAG = compute_flag()
+
+
+def legacy(x):
+    return _FLAG and x
+
+
+def unused_helper():
+    return 1
+
+
+class Runner:
+    def run(self, mode):
+        return getattr(self, f"forward_{mode}")()
+
+    def forward_extend(self):
+        return 1
+
+    def _old_path(self):
+        return legacy(0)
+
+
+def keep_by_rule():
+    return 3
+
+
+def named_in_string():
+    return 4
+
+
+HANDLERS["run"] = lambda mode: Runner().run(mode)
+HANDLERS["hook"] = "pkg.extras:named_in_string"
+'''
+
+PYPROJECT = '''[project]
+name = "pkg"
+version = "1.0"
+dependencies = [
+    "numpy>=1.0",
+    "requests",
+]
+'''
+
+SYMBOL_BATCH = '''[[batches]]
+name = "dead symbols"
+risk = "medium"
+codemods = ["remove_dead_symbols", "remove_unused_names"]
+description = "dead symbols"
+'''
+
+
+def _git(cwd, *args):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"})
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """The mini tree plus pkg/extras.py (imported by the server), its rules as profile `mini` with a
+    fourth batch `dead symbols`, and symbol rules protecting pkg.extras:keep_by_rule."""
+    root = tmp_path / "proj"
+    (root / "rules").mkdir(parents=True)
+    text = (MINITREE / "rules.toml").read_text()
+    text = text.replace('codemods = ["fold_platform", "remove_dead_imports"]', 'codemods = ["fold_platform"]')
+    text = text.replace('codemods = ["remove_dead_imports"]', 'codemods = ["prune_registries", "remove_dead_imports"]')
+    (root / "rules" / "mini.toml").write_text(text + SYMBOL_BATCH)
+    symbols = (FIXTURES / "symbols" / "rules-symbols.toml").read_text()
+    symbols += '\n[[symbols.protect]]\nsymbol = "pkg.extras:keep_by_rule"\nreason = "a rule names it"\n'
+    (root / "rules" / "mini-symbols.toml").write_text(symbols)
+    monkeypatch.setenv("SHRINK_ROOT", str(root))
+    monkeypatch.setenv("SHRINK_CACHE", str(tmp_path / "cache"))
+    origin = tmp_path / "origin"
+    shutil.copytree(MINITREE, origin, ignore=shutil.ignore_patterns("rules.toml"))
+    (origin / "python/pkg/extras.py").write_text(textwrap.dedent(EXTRAS).lstrip())
+    server = origin / "python/pkg/server.py"
+    server.write_text(server.read_text().replace("from . import quant\n", "from . import quant\nfrom . import extras\n"))
+    (origin / "python/pyproject.toml").write_text(PYPROJECT)
+    _git(origin, "init", "-q", "-b", "main")
+    _git(origin, "add", "-A")
+    _git(origin, "commit", "-qm", "v1")
+    from shrinker.plan.run import make_plan
+    from shrinker.upstream import fetch
+
+    up = fetch(f"git+file://{origin}@main")
+    make_plan("mini", jobs=1)
+    return {"root": root, "upstream": up}
+
+
+def _subjects(tree):
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=tree, capture_output=True, text=True).stdout
+    return [s for s in log.split("\n") if s.startswith("shrink:")]
+
+
+def test_the_plan_gives_the_symbol_batch_no_files_and_the_rules_hash(project):
+    from shrinker import paths
+
+    plan = json.loads((paths.manifests_dir("mini", project["upstream"].version) / "batches.json").read_text())
+    last = plan["batches"][-1]
+    assert last["name"] == "dead symbols" and last["delete"] == [] and last["files"] == 0
+    assert [c["name"] for c in last["codemods"]] == ["remove_dead_symbols", "remove_unused_names"]
+    assert last["symbols"]["rules"] == "mini-symbols.toml" and len(last["symbols"]["sha256"]) == 64
+    # files no batch's categories name went to the last file batch, not to the symbol batch
+    assert plan["batches"][2]["files"] > 0
+
+
+def test_each_pass_commits_until_one_finds_nothing(project):
+    from shrinker import paths
+    from shrinker.apply.run import apply_batches
+
+    outcomes = apply_batches("mini", all_batches=True, jobs=1, use_verify=False)
+    assert all(o.gate == "passed" for o in outcomes)
+    passes = [o for o in outcomes if o.number == 4]
+    # pass 1: legacy, unused_helper, Runner._old_path ...; remove_unused_names then drops `_FLAG = ...`,
+    # which only legacy read; pass 2: compute_flag; pass 3 finds nothing and commits nothing
+    assert [o.symbol_pass for o in passes] == [1, 2]
+    assert all(o.commit and o.lines_removed > 0 and o.tree_lines > 0 for o in passes)
+    assert passes[1].tree_lines < passes[0].tree_lines
+    tree = paths.work_tree_dir("mini", project["upstream"].version)
+    subjects = _subjects(tree)
+    assert subjects[:3] == ["shrink: requirements — python/pyproject.toml dependencies",
+                            "shrink: batch 4 — dead symbols (pass 2)", "shrink: batch 4 — dead symbols (pass 1)"]
+    # pass 1 dropped server's import of CudaGraphRunner (a dead class): reachability then finds its module
+    # unreachable, and the same pass deletes it
+    assert passes[0].files_deleted >= 1 and not (tree / "python/pkg/cuda_graph.py").exists()
+    extras = (tree / "python/pkg/extras.py").read_text()
+    for gone in ("def legacy", "def unused_helper", "def _old_path", "_FLAG", "def compute_flag"):
+        assert gone not in extras, gone
+    # registered by a decorator, dispatched by getattr(f"forward_{mode}"), protected by a rule, named in a string
+    for kept in ("def handle_ping", "def forward_extend", "def keep_by_rule", "def named_in_string",
+                 "def register_handler", "def run"):
+        assert kept in extras, kept
+    for path in tree.rglob("*.py"):
+        if path.name != "broken.py":  # the fixture's deliberately broken file stays as it was
+            compile(path.read_text(), str(path), "exec")
+    # the requirements step: numpy is imported by kept code, requests by nothing
+    pyproject = (tree / "python/pyproject.toml").read_text()
+    assert '"numpy>=1.0"' in pyproject and "requests" not in pyproject
+    report = json.loads((paths.reports_dir("mini", project["upstream"].version) / "apply.json").read_text())
+    assert [(b["number"], b["symbol_pass"]) for b in report["batches"]][-2:] == [(4, 1), (4, 2)]
+    assert report["requirements"]["dropped"] == ["requests"] and report["requirements"]["gate"] == "passed"
+    md = (paths.reports_dir("mini", project["upstream"].version) / "apply.md").read_text()
+    assert "dead symbols (pass 2)" in md and "Requirements" in md
+    # everything applied: a second run does nothing and commits nothing
+    assert apply_batches("mini", all_batches=True, jobs=1, use_verify=False) == []
+    assert _subjects(tree) == subjects
+
+
+def test_a_failing_pass_rolls_back_and_earlier_passes_stay(project, monkeypatch):
+    from shrinker import paths
+    from shrinker.apply import symbol_batch
+    from shrinker.apply.run import apply_batches
+
+    apply_batches("mini", batch=1, jobs=1, use_verify=False)
+    apply_batches("mini", batch=2, jobs=1, use_verify=False)
+    apply_batches("mini", batch=3, jobs=1, use_verify=False)
+    real = symbol_batch.run_pass
+
+    def breaking(tree, number, *args, **kwargs):  # pass 2 also deletes a module kept code imports
+        result = real(tree, number, *args, **kwargs)
+        if number == 2:
+            (tree / "python/pkg/extras.py").unlink()
+        return result
+
+    monkeypatch.setattr(symbol_batch, "run_pass", breaking)
+    outcomes = apply_batches("mini", batch=4, jobs=1, use_verify=False)
+    assert [(o.symbol_pass, o.gate) for o in outcomes] == [(1, "passed"), (2, "failed")]
+    tree = paths.work_tree_dir("mini", project["upstream"].version)
+    assert (tree / "python/pkg/extras.py").exists()  # rolled back to pass 1's commit
+    assert _subjects(tree)[0] == "shrink: batch 4 — dead symbols (pass 1)"
+    report = (paths.reports_dir("mini", project["upstream"].version) / "batch-4.md").read_text()
+    assert "imports extras from pkg" in report
+
+
+def test_changed_symbol_rules_need_a_new_plan(project):
+    from shrinker.apply.run import apply_batches
+
+    for n in (1, 2, 3):
+        apply_batches("mini", batch=n, jobs=1, use_verify=False)
+    rules = project["root"] / "rules" / "mini-symbols.toml"
+    rules.write_text(rules.read_text() + "\n# edited\n")
+    with pytest.raises(ShrinkError, match="mini-symbols.toml changed since the plan"):
+        apply_batches("mini", batch=4, jobs=1, use_verify=False)
+
+
+def test_a_symbol_batch_takes_no_categories(mini_rules):
+    from shrinker.plan.batches import make_batches
+    from shrinker.rules.schema import Batch
+
+    mini_rules.batches.append(Batch(name="x", risk="low", categories=["registry"],
+                                    codemods=["remove_dead_symbols"], description="x"))
+    with pytest.raises(ShrinkError, match="takes no categories"):
+        make_batches(None, None, mini_rules, [])
