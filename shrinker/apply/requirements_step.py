@@ -58,6 +58,10 @@ def _verify_python() -> str | None:
     return str(env.python) if env is not None else None
 
 
+def _earlier_commit(repo) -> str:
+    return next((c.hexsha for c in repo.iter_commits("HEAD") if c.summary == SUBJECT), "")
+
+
 def apply_requirements(repo, tree: Path, upstream_root: Path, rules, report_dir: Path, *, jobs: int,
                        use_verify: bool, baseline: set = frozenset(),
                        name_baseline: set = frozenset()) -> RequirementsOutcome:
@@ -82,6 +86,7 @@ def apply_requirements(repo, tree: Path, upstream_root: Path, rules, report_dir:
     outcome.freed_mb = round(sum(result.freed.values()) / 1e6, 1)
     if not result.written:
         outcome.gate = "unchanged"
+        outcome.commit = _earlier_commit(repo)  # the step's commit on this tree, if it made one
     else:
         # the static checks include "third-party imports are requirements": the cut list must cover them
         gate = run_gate(tree, [rules.profile.package, *rules.profile.extra_packages], [], [], baseline,

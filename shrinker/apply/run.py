@@ -332,9 +332,9 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
         requirements = apply_requirements(repo, tree, upstream.root, rules, report_dir, jobs=jobs,
                                           use_verify=use_verify, baseline=baseline, name_baseline=name_baseline)
         console.print(f"requirements: kept {requirements.kept}, dropped {len(requirements.dropped)} "
-                      f"({requirements.dropped_mb} MB), gate {requirements.gate} {requirements.commit[:10]}{requirements.note}")
+                      f"({requirements.dropped_mb} MB), gate {requirements.gate} {requirements.commit[:10]} "
+                      f"{requirements.note}")
     if not dry_run:
-        previous = {}
         old = report_dir / "apply.json"
         old_data = json.loads(old.read_text()) if old.exists() and not reset else {}
         previous = {(b["number"], b.get("symbol_pass", 0)): b for b in old_data.get("batches", [])}

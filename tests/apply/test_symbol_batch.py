@@ -181,6 +181,9 @@ def test_each_pass_commits_until_one_finds_nothing(project):
     # everything applied: a second run does nothing and commits nothing
     assert apply_batches("mini", all_batches=True, jobs=1, use_verify=False) == []
     assert _subjects(tree) == subjects
+    again = json.loads((paths.reports_dir("mini", project["upstream"].version) / "apply.json").read_text())
+    assert again["requirements"]["gate"] == "unchanged"
+    assert again["requirements"]["commit"] == report["requirements"]["commit"]
 
 
 def test_a_failing_pass_rolls_back_and_earlier_passes_stay(project, monkeypatch):
@@ -228,3 +231,16 @@ def test_a_symbol_batch_takes_no_categories(mini_rules):
                                     codemods=["remove_dead_symbols"], description="x"))
     with pytest.raises(ShrinkError, match="takes no categories"):
         make_batches(None, None, mini_rules, [])
+
+
+def test_nothing_dead_marks_the_batch_applied_with_an_empty_commit(project, monkeypatch):
+    from shrinker import paths
+    from shrinker.apply import symbol_batch
+    from shrinker.apply.run import apply_batches
+
+    monkeypatch.setattr(symbol_batch, "run_pass", lambda tree, number, *a, **k: (None, 0))
+    outcomes = apply_batches("mini", all_batches=True, jobs=1, use_verify=False)
+    assert [(o.number, o.name, o.gate) for o in outcomes][-1] == (4, "dead symbols (nothing dead)", "passed")
+    tree = paths.work_tree_dir("mini", project["upstream"].version)
+    assert "shrink: batch 4 — dead symbols (nothing dead)" in _subjects(tree)
+    assert apply_batches("mini", all_batches=True, jobs=1, use_verify=False) == []
