@@ -49,7 +49,9 @@ def _children_cpu() -> float:
 
 
 def _upstream_cache_complete(up, env) -> bool:
-    path = upstream_cache_file(up.commit, env, 60.0)
+    from shrinker.verify.run import load_surface
+
+    path = upstream_cache_file(up.commit, env, 60.0, load_surface("deepseek").get("pretend"))
     if not path.exists():
         return False
     cached = json.loads(path.read_text())

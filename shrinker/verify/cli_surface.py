@@ -203,24 +203,32 @@ def compare_help(module: str, upstream: dict, pruned: dict, index: RuleIndex, wh
     return diff
 
 
-def compare_server_args(upstream: dict, pruned: dict, where: str) -> tuple[list[str], list[str], int]:
-    """(findings, notes, fields compared)."""
+def compare_server_args(upstream: dict, pruned: dict, where: str,
+                        differ: dict[str, str] | None = None) -> tuple[list[str], list[str], int, int]:
+    """(findings, notes, fields compared, fields equal). `differ`: field -> the rule decision that
+    makes it differ on purpose (verify data), a note instead of a finding."""
     if upstream.get("error"):
-        return [f"{where}:1 ServerArgs fails upstream: {upstream['error'].splitlines()[-1]}"], [], 0
+        return [f"{where}:1 ServerArgs fails upstream: {upstream['error'].splitlines()[-1]}"], [], 0, 0
     if pruned.get("error"):
         tail = " | ".join(pruned["error"].splitlines()[-3:])
-        return [f"{where}:1 ServerArgs works upstream but fails pruned: {tail}"], [], 0
+        return [f"{where}:1 ServerArgs works upstream but fails pruned: {tail}"], [], 0, 0
     up, pr = upstream["fields"], pruned["fields"]
     findings, notes = [], []
     both = sorted(set(up) & set(pr))
     for name in both:
-        if up[name] != pr[name]:
-            findings.append(f"{where}:1 ServerArgs.{name}: upstream {up[name]!r}, pruned {pr[name]!r}")
+        if up[name] == pr[name]:
+            continue
+        text = f"ServerArgs.{name}: upstream {up[name]!r}, pruned {pr[name]!r}"
+        if name in (differ or {}):
+            notes.append(f"{text} ({differ[name]})")
+        else:
+            findings.append(f"{where}:1 {text}")
     for name in sorted(set(up) - set(pr)):
         notes.append(f"ServerArgs.{name} removed (upstream default {up[name]!r})")
     for name in sorted(set(pr) - set(up)):
         findings.append(f"{where}:1 ServerArgs.{name} is not in upstream")
-    return findings, notes, len(both)
+    equal = sum(up[name] == pr[name] for name in both)
+    return findings, notes, len(both), equal
 
 
 def model_dir_for(config: Path, base: Path) -> Path:

@@ -2,12 +2,20 @@
 in the pruned tree, in the verify environment. Imports upstream but not pruned = regression.
 
 Workers (probes/import_worker.py) run in parallel, each a fork server; upstream results are cached
-per upstream commit (and per environment and worker version) under cache_dir()/verify/.
+per upstream commit (and per environment, worker version and mode) under cache_dir()/verify/.
+
+Mode: with a `pretend` spec (verify data [pretend]) both trees import as on that NVIDIA GPU
+(probes/pretend_cuda.py): the pruned tree is CUDA-only, so on a CPU machine it could only be compared
+with upstream's CPU branches; pretending for both keeps the comparison differential. Without one
+both import on the real (CPU) machine.
 
 Reuse: a worker reports what each import touched in the tree: the modules it loaded, the files it
 opened and the folders it listed (an audit hook). When every one of those is the same in the pruned
 tree (same bytes, same listing) and the pruned tree adds no module, the pruned import runs the same
 code on the same inputs and gets the same result, so upstream's is reused instead of re-run.
+The same holds between runs: a pruned outcome is kept (cache_dir()/verify/pruned-<mode>-*.json) with
+a fingerprint of everything its import read, and reused while the tree has the same modules and that
+fingerprint is unchanged (a re-verify after a small change re-runs only what the change reaches).
 (os.path.exists-style probes are not audited; `reuse=False` re-runs everything.)
 """
 
@@ -44,7 +52,8 @@ SKIP_LAST_PARTS = {"__main__"}  # importing these runs a program
 HEARTBEAT_S = 60.0
 TASK_SIZE = 24
 RETRY_FACTOR = 5
-# Bump when the worker's results change meaning (not for scheduling changes): keys the upstream cache.
+# Bump when the worker's (or pretend_cuda's) results change meaning (not for scheduling changes):
+# keys the upstream cache.
 HARNESS_VERSION = 3
 
 
@@ -131,10 +140,11 @@ def make_tasks(modules: list[str], cost: dict[str, float] | None = None) -> list
 
 
 def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: int = 2,
-                timeout: float = 60.0, label: str = "importing",
-                cost: dict[str, float] | None = None) -> dict[str, ImportOutcome]:
+                timeout: float = 60.0, label: str = "importing", cost: dict[str, float] | None = None,
+                pretend: dict | None = None) -> dict[str, ImportOutcome]:
     """Import each module in isolation in `tree`; one outcome per module. Workers take the next
-    task when they finish one (`cost`: expected seconds per module, for the order)."""
+    task when they finish one (`cost`: expected seconds per module, for the order; `pretend`:
+    pretend_cuda's spec, or None for the real machine)."""
     results: dict[str, ImportOutcome] = {}
     if not modules:
         return results
@@ -143,7 +153,7 @@ def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: i
     with tempfile.TemporaryDirectory(prefix="shrink-imports-") as tmp, progress(label, len(modules)) as advance:
         cfg = Path(tmp) / "worker.json"
         cfg.write_text(json.dumps({"timeout": timeout, "preload": PRELOAD, "tops": sorted(tree.top_packages),
-                                   "root": str(tree.root)}))
+                                   "root": str(tree.root), "pretend": pretend}))
         lines: queue.Queue = queue.Queue()
 
         def pump(index: int, stream) -> None:  # one reader thread per worker keeps every pipe drained
@@ -216,19 +226,27 @@ def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: i
 # Upstream cache
 
 
-def _harness_key(env: VerifyEnv, timeout: float) -> str:
+def mode_name(pretend: dict | None) -> str:
+    return "pretend" if pretend else "cpu"
+
+
+def _harness_key(env: VerifyEnv, timeout: float, pretend: dict | None) -> str:
     text = f"{env.requirements_hash}:{HARNESS_VERSION}:{','.join(PRELOAD)}:{timeout}"
+    if pretend:  # what is pretended changes the results
+        text += json.dumps(pretend, sort_keys=True)
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
-def upstream_cache_file(commit: str, env: VerifyEnv, timeout: float) -> Path:
-    return paths.cache_dir() / "verify" / f"imports-{commit[:12]}-{_harness_key(env, timeout)}.json"
+def upstream_cache_file(commit: str, env: VerifyEnv, timeout: float, pretend: dict | None = None) -> Path:
+    name = f"imports-{commit[:12]}-{mode_name(pretend)}-{_harness_key(env, timeout, pretend)}.json"
+    return paths.cache_dir() / "verify" / name
 
 
 def upstream_results(upstream: SourceTree, commit: str | None, env: VerifyEnv, modules: list[str], *,
-                     jobs: int = 2, timeout: float = 60.0) -> tuple[dict[str, ImportOutcome], int]:
-    """Upstream outcomes for `modules` (cached per commit when `commit` is given); (results, newly run)."""
-    cache_path = upstream_cache_file(commit, env, timeout) if commit else None
+                     jobs: int = 2, timeout: float = 60.0,
+                     pretend: dict | None = None) -> tuple[dict[str, ImportOutcome], int]:
+    """Upstream outcomes for `modules` (cached per commit and mode when `commit` is given); (results, newly run)."""
+    cache_path = upstream_cache_file(commit, env, timeout, pretend) if commit else None
     cached: dict[str, dict] = {}
     if cache_path and cache_path.exists():
         try:
@@ -237,7 +255,8 @@ def upstream_results(upstream: SourceTree, commit: str | None, env: VerifyEnv, m
             cached = {}
     wanted = [m for m in modules if upstream.has(m)]
     todo = [m for m in wanted if m not in cached]
-    fresh = run_imports(upstream, env, todo, jobs=jobs, timeout=timeout, label="importing upstream") if todo else {}
+    fresh = run_imports(upstream, env, todo, jobs=jobs, timeout=timeout, label="importing upstream",
+                        pretend=pretend) if todo else {}
     for m, outcome in fresh.items():
         cached[m] = asdict(outcome)
     if cache_path and fresh:
@@ -245,7 +264,7 @@ def upstream_results(upstream: SourceTree, commit: str | None, env: VerifyEnv, m
         tmp = cache_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(cached, separators=(",", ":")))
         os.replace(tmp, cache_path)
-        for stale in cache_path.parent.glob(f"imports-{commit[:12]}-*.json"):  # other environments'
+        for stale in cache_path.parent.glob(f"imports-{commit[:12]}-{mode_name(pretend)}-*.json"):  # other envs'
             if stale != cache_path:
                 stale.unlink(missing_ok=True)
     results = {m: ImportOutcome(**cached[m]) for m in wanted}
@@ -291,12 +310,65 @@ class _SameInputs:
         return self._dirs[rel]
 
 
+class _PrunedCache:
+    """Pruned outcomes of earlier runs, each with the fingerprint of what its import read."""
+
+    def __init__(self, tree: SourceTree, hashes: dict[str, str], env: VerifyEnv, timeout: float,
+                 pretend: dict | None) -> None:
+        self.tree, self.hashes = tree, hashes
+        key = _harness_key(env, timeout, pretend)
+        self.path = paths.cache_dir() / "verify" / f"pruned-{mode_name(pretend)}-{key}.json"
+        # a module added or gone can change any import's outcome: the module set keys the entries
+        self.names = hashlib.sha1("\n".join(sorted(hashes)).encode()).hexdigest()
+        self._files: dict[str, str] = {}
+        data: dict = {}
+        if self.path.exists():
+            try:
+                data = json.loads(self.path.read_text())
+            except ValueError:
+                data = {}
+        self.entries: dict = data.get("entries", {}) if data.get("names") == self.names else {}
+
+    def fingerprint(self, o: ImportOutcome) -> str | None:
+        h = hashlib.sha1()
+        for m in o.loaded:
+            if m not in self.hashes:
+                return None
+            h.update(f"{m}={self.hashes[m]}\n".encode())
+        for rel in o.files:
+            if rel not in self._files:
+                p = self.tree.root / rel
+                self._files[rel] = content_hash(p.read_bytes()) if p.is_file() else "-"
+            h.update(f"{rel}={self._files[rel]}\n".encode())
+        for rel in o.dirs:
+            p = self.tree.root / rel
+            h.update(f"{rel}/={sorted(os.listdir(p)) if p.is_dir() else '-'}\n".encode())
+        return h.hexdigest()
+
+    def get(self, module: str) -> ImportOutcome | None:
+        entry = self.entries.get(module)
+        if not entry:
+            return None
+        o = ImportOutcome(**{**entry["outcome"], "reused": True})
+        return o if self.fingerprint(o) == entry["fingerprint"] else None
+
+    def save(self, fresh: dict[str, ImportOutcome]) -> None:
+        for m, o in fresh.items():
+            if o.status in ("ok", "error") and o.loaded:
+                self.entries[m] = {"fingerprint": self.fingerprint(o), "outcome": asdict(o)}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"names": self.names, "entries": self.entries}, separators=(",", ":")))
+        os.replace(tmp, self.path)
+
+
 @dataclass
 class ImportComparison:
     modules: int = 0
     upstream_ok: int = 0
     pruned_ok: int = 0
     reused: int = 0
+    cached: int = 0  # of the reused: from an earlier pruned run (the rest: from upstream)
     not_run: int = 0  # fail upstream (so cannot regress) and changed: skipped unless reuse=False
     upstream_run: int = 0
     regressions: list[str] = field(default_factory=list)  # findings
@@ -308,9 +380,10 @@ class ImportComparison:
 
 def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *, commit: str | None,
                     jobs: int = 2, timeout: float = 60.0, reuse: bool = True,
-                    only: Sequence[str] | None = None, needs_cuda: Sequence[str] = ()) -> ImportComparison:
+                    only: Sequence[str] | None = None, needs_cuda: Sequence[str] = (),
+                    pretend: dict | None = None) -> ImportComparison:
     modules = importable_modules(pruned, only)
-    up, n_run = upstream_results(upstream, commit, env, modules, jobs=jobs, timeout=timeout)
+    up, n_run = upstream_results(upstream, commit, env, modules, jobs=jobs, timeout=timeout, pretend=pretend)
     todo = list(modules)
     pruned_out: dict[str, ImportOutcome] = {}
     if reuse:
@@ -328,16 +401,26 @@ def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *,
                     pruned_out[m] = ImportOutcome(m, "not_run", error=f"fails upstream ({u.status})")
                 else:
                     todo.append(m)
+    cache = _PrunedCache(pruned, module_hashes(pruned), env, timeout, pretend) if reuse else None
+    if cache:
+        hits = {m: o for m in todo if (o := cache.get(m)) is not None}
+        pruned_out.update(hits)
+        todo = [m for m in todo if m not in hits]
     cost = {m: up[m].seconds for m in todo if m in up}
-    pruned_out.update(run_imports(pruned, env, todo, jobs=jobs, timeout=timeout, label="importing pruned",
-                                  cost=cost))
+    fresh = run_imports(pruned, env, todo, jobs=jobs, timeout=timeout, label="importing pruned",
+                        cost=cost, pretend=pretend)
+    pruned_out.update(fresh)
     # A timeout on a busy machine is weak evidence (a C++ build at import can pass the limit): before
     # calling it a regression, give it one more go, alone, with a much longer limit.
     slow = [m for m in todo if pruned_out[m].status == "timeout" and up[m].ok]
     if slow:
-        pruned_out.update(run_imports(pruned, env, slow, jobs=1, timeout=timeout * RETRY_FACTOR,
-                                      label="importing pruned (timeouts, again)"))
-    cmp = ImportComparison(modules=len(modules), upstream_run=n_run, pruned=pruned_out, upstream=up)
+        fresh.update(run_imports(pruned, env, slow, jobs=1, timeout=timeout * RETRY_FACTOR,
+                                 label="importing pruned (timeouts, again)", pretend=pretend))
+        pruned_out.update(fresh)
+    if cache and fresh:
+        cache.save(fresh)
+    cmp = ImportComparison(modules=len(modules), upstream_run=n_run, pruned=pruned_out, upstream=up,
+                           cached=len(hits) if cache else 0)
     for m in modules:
         u, p = up[m], pruned_out[m]
         cmp.upstream_ok += u.ok

@@ -58,6 +58,7 @@ def run_probe(script: str, tree: SourceTree, env: VerifyEnv, args: list[str], *,
 def probe_key(script: str, env: VerifyEnv, payload: Any) -> str:
     h = hashlib.sha1()
     h.update((PROBES / script).read_bytes())
+    h.update((PROBES / "pretend_cuda.py").read_bytes())  # the probes may install it
     h.update(env.requirements_hash.encode())
     h.update(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode())
     return h.hexdigest()[:16]

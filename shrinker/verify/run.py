@@ -149,16 +149,17 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
     if surface is None and any(c in ("imports", "cli", "server_args", "behaviour") for c in wanted):
         surface = load_surface(profile)
     needs_cuda = tuple((surface or {}).get("needs_cuda", ()))
+    pretend = (surface or {}).get("pretend")  # both trees import as on this GPU (imports, cli, server_args)
 
     if "imports" in wanted:
         with _Timer() as t:
             cmp = compare_imports(pruned_tree, upstream_tree, env, commit=commit, jobs=jobs, timeout=timeout,
-                                  reuse=reuse, only=only, needs_cuda=needs_cuda)
+                                  reuse=reuse, only=only, needs_cuda=needs_cuda, pretend=pretend)
         result.checks.append(CheckResult(
             "imports", passed=not cmp.regressions,
-            counts={"modules": cmp.modules, "import_upstream": cmp.upstream_ok, "import_pruned": cmp.pruned_ok,
+            counts={"pretend_gpu": int(bool(pretend)), "modules": cmp.modules, "import_upstream": cmp.upstream_ok, "import_pruned": cmp.pruned_ok,
                     "regressions": len(cmp.regressions), "needs_cuda": len(cmp.needs_cuda),
-                    "fixed": len(cmp.fixed), "reused": cmp.reused,
+                    "fixed": len(cmp.fixed), "reused": cmp.reused, "reused_earlier_run": cmp.cached,
                     "not_run_fail_upstream": cmp.not_run, "upstream_run": cmp.upstream_run},
             findings=cmp.regressions,
             notes=cmp.fixed + [f"needs CUDA, not comparable on this machine: {n}" for n in cmp.needs_cuda],
@@ -201,12 +202,13 @@ def _check_cli(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit:
     index = cli_surface.RuleIndex(rules, removed_modules(profile, version) if version else [],
                                   cli_surface.registry_keys(rules, upstream))
     findings, notes = [], []
-    counts = {"options_upstream": 0, "options_pruned": 0, "choices_upstream": 0, "choices_pruned": 0}
+    pretend = surface.get("pretend")
+    counts = {"pretend_gpu": int(bool(pretend)), "options_upstream": 0, "options_pruned": 0, "choices_upstream": 0, "choices_pruned": 0}
     for module in surface.get("cli", {}).get("modules", []):
         where = pruned.rel(module) if pruned.has(module) else module
+        args, inputs = (["{out}", module, "{input:pretend}"], {"pretend": pretend}) if pretend else (["{out}", module], None)
         try:
-            up, pr = _probe_both("cli_probe.py", pruned, upstream, env, commit, f"cli-{module}",
-                                 ["{out}", module])
+            up, pr = _probe_both("cli_probe.py", pruned, upstream, env, commit, f"cli-{module}", args, inputs)
         except ProbeFailed as exc:
             findings.append(f"{where}:1 {exc}")
             continue
@@ -242,18 +244,19 @@ def _check_server_args(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv,
         return CheckResult("server_args", passed=True, skipped="no server_args in the verify data")
     model_dir = cli_surface.model_dir_for(DATA / spec_data["config"], paths.cache_dir() / "verify")
     spec = {"target": spec_data["target"], "model_dir": str(model_dir), "kwargs": spec_data.get("kwargs", {}),
-            "gpu": spec_data.get("gpu"), "preimport": spec_data.get("preimport", [])}
+            "pretend": surface.get("pretend")}
     where = pruned.rel(spec["target"].partition(":")[0]) if pruned.has(spec["target"].partition(":")[0]) else spec["target"]
     try:
         up, pr = _probe_both("serverargs_probe.py", pruned, upstream, env, commit, "server-args",
                              ["{input:spec}", "{out}"], {"spec": spec})
     except ProbeFailed as exc:
         return CheckResult("server_args", passed=False, findings=[f"{where}:1 {exc}"])
-    findings, notes, compared = cli_surface.compare_server_args(up, pr, where)
+    findings, notes, compared, equal = cli_surface.compare_server_args(up, pr, where, spec_data.get("differ", {}))
     findings, cuda = split_needs_cuda(findings, surface.get("needs_cuda", ()))
     return CheckResult("server_args", passed=not findings,
-                       counts={"fields_upstream": len(up.get("fields", {})), "fields_pruned": len(pr.get("fields", {})),
-                               "fields_compared": compared, "differences": len(findings), "needs_cuda": len(cuda)},
+                       counts={"pretend_gpu": int(bool(spec["pretend"])), "fields_upstream": len(up.get("fields", {})),
+                               "fields_pruned": len(pr.get("fields", {})), "fields_compared": compared,
+                               "fields_equal": equal, "differences": len(findings), "needs_cuda": len(cuda)},
                        findings=findings, notes=notes + cuda)
 
 

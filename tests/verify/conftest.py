@@ -76,7 +76,7 @@ def verify_rules():
 def surface():
     return {"cli": {"modules": ["sglang.launch_server"]},
             "server_args": {"target": "sglang.srt.server_args:ServerArgs", "config": str(MINITREE / "config.json"),
-                            "kwargs": {"skip_tokenizer_init": True}, "gpu": None},
+                            "kwargs": {"skip_tokenizer_init": True}},
             "behaviour": {"cases": str(MINITREE / "behaviour_cases.json")}}
 
 

@@ -118,7 +118,15 @@ def test_server_args_default_changed(trees, fake_env, surface, verify_rules):
 def test_compare_server_args_fields():
     up = {"fields": {"a": 1, "b": "x", "gone": True}, "error": ""}
     pr = {"fields": {"a": 1, "b": "y", "new": 0}, "error": ""}
-    findings, notes, compared = compare_server_args(up, pr, "s.py")
-    assert compared == 2
+    findings, notes, compared, equal = compare_server_args(up, pr, "s.py")
+    assert (compared, equal) == (2, 1)
     assert findings == ["s.py:1 ServerArgs.b: upstream 'x', pruned 'y'", "s.py:1 ServerArgs.new is not in upstream"]
     assert notes == ["ServerArgs.gone removed (upstream default True)"]
+
+
+def test_server_args_difference_a_rule_decides_is_a_note():
+    up = {"fields": {"a": 1, "b": "x"}, "error": ""}
+    pr = {"fields": {"a": 1, "b": "y"}, "error": ""}
+    findings, notes, compared, equal = compare_server_args(up, pr, "s.py", {"b": "rule: b is CUDA-only"})
+    assert not findings and (compared, equal) == (2, 1)
+    assert notes == ["ServerArgs.b: upstream 'x', pruned 'y' (rule: b is CUDA-only)"]

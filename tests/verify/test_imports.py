@@ -11,6 +11,7 @@ HELPER = "python/sglang/srt/layers/helper_ops.py"
 
 
 def _imports(pruned, upstream, env, **kw):
+    kw.setdefault("surface", {})  # the mini tree imports on the bare machine (no [pretend])
     return verify_tree(pruned, upstream, checks=["imports"], env=env, **kw).check("imports")
 
 
@@ -168,3 +169,17 @@ def test_timeout_is_retried_with_a_longer_limit(trees, fake_env, monkeypatch):
     cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None, timeout=1.5,
                           only=["sglang.srt.layers.helper_ops"])
     assert cmp.pruned["sglang.srt.layers.helper_ops"].ok and not cmp.regressions  # passed on the 4.5 s retry
+
+
+def test_pruned_outcomes_reused_across_runs_while_what_they_read_is_unchanged(trees, fake_env):
+    upstream, pruned = trees
+    edit(pruned / HELPER, "return a + b", "return b + a")  # these importers cannot reuse upstream's results
+    first = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
+    second = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
+    assert first.cached == 0 and second.cached >= 3
+    assert second.pruned["sglang.srt.models.deepseek_v2"].reused
+    (pruned / HELPER).unlink()  # the planted fault: everything that read the helper runs again
+    third = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
+    assert {f.split(" ")[1] for f in third.regressions} == {"sglang.srt.layers.attention.triton_backend",
+                                                            "sglang.srt.models.deepseek_v2"}
+    assert not third.pruned["sglang.srt.models.deepseek_v2"].reused

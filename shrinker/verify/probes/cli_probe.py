@@ -1,10 +1,11 @@
 """Run `python -m MODULE --help` and record its argparse options (stdlib only; run in the verify env).
 
-    python cli_probe.py OUT.json MODULE
+    python cli_probe.py OUT.json MODULE [PRETEND.json]
 
 The module runs exactly as `python -m MODULE --help` would (runpy, run_name="__main__"); the probe
 only watches ArgumentParser.print_help to record each parser's actions (options, dest, choices)
-before the help text is printed, which is more exact than parsing the wrapped text.
+before the help text is printed, which is more exact than parsing the wrapped text. PRETEND: a
+pretend_cuda spec, installed first (the module then imports as on that GPU).
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ def _actions(parser: argparse.ArgumentParser) -> list[dict]:
 
 def main() -> None:
     out_path, module = sys.argv[1], sys.argv[2]
+    if len(sys.argv) > 3:
+        import pretend_cuda
+
+        pretend_cuda.install(json.loads(open(sys.argv[3]).read()))
     parsers: list[dict] = []
     original = argparse.ArgumentParser.print_help
 

@@ -2,7 +2,8 @@
 
     python import_worker.py CONFIG.json < tasks
 
-CONFIG: {"timeout": s, "preload": [third-party names], "tops": [tree packages], "root": tree root}.
+CONFIG: {"timeout": s, "preload": [third-party names], "tops": [tree packages], "root": tree root,
+"pretend": pretend_cuda.py's spec or null}.
 Tasks come on stdin, one JSON line each: {"parent": package, "modules": [its children]}; after each
 the worker prints {"task_done": true}, so the caller can hand out work as workers free up.
 
@@ -157,6 +158,10 @@ def main() -> None:
             importlib.import_module(name)
         except BaseException:
             pass  # a missing third-party package shows up in the modules that need it
+    if config.get("pretend"):  # after the preload: third-party packages import on the real machine
+        import pretend_cuda
+
+        pretend_cuda.install(config["pretend"])
     sys.addaudithook(_audit)  # after the preload: only tree code's reads matter
     gc.freeze()
     for line in sys.stdin:
