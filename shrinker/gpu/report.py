@@ -228,6 +228,23 @@ def _commands(pruned: dict, timing: dict) -> dict:
             "startup_flags": timing.get("startup_flags")}
 
 
+def superseded_dropped(cases: list[dict]) -> list[dict]:
+    """Drop a launch's "skipped: no time left" row when another call of the same run compared that launch.
+
+    A call that runs out of time skips its last launch; a later call (`--only NAME`) runs it. Only
+    skips are superseded: a failure stays whatever a later call says.
+    """
+    compared = {c["launch"] for c in cases if c["request"] != "*"}
+    return [c for c in cases
+            if not (c["request"] == "*" and "skipped" in c["detail"] and c["launch"] in compared)]
+
+
+def pruned_tree_sha(part: dict) -> str | None:
+    """Which pruned tree a run served: the sha256 of the bundle's sglang-pruned archive (runs of several trees can be merged)."""
+    archive = (part.get("install", {}).get("archives") or {}).get("sglang-pruned.tar.xz") or {}
+    return archive.get("sha256")
+
+
 def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
     import datetime as _dt
 
@@ -253,7 +270,7 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
         report["pruned"] = "pending"
         md += ["Pruned comparison: **pending** (no pruned run yet). Only the upstream reference is recorded.", ""]
     else:
-        cases = [c for s in summaries for c in s["cases"]]
+        cases = superseded_dropped([c for s in summaries for c in s["cases"]])
         launches_not_run = {c["launch"]: c["detail"] for c in cases if c["status"] == compare.NOT_RUN}
         compared = [c for c in cases if c["status"] != compare.NOT_RUN]
         passed = sum(1 for c in compared if c["status"] == "pass")
@@ -271,8 +288,9 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
             passed=all_ok,
             counts={"cases": len(compared), "passed": passed, "failed": len(compared) - passed,
                     "launches_not_run": len(launches_not_run)},
-            runs=[{k: p.get(k) for k in ("part", "date", "command", "seconds")} | {"device": device_of(p.get("environment", {}))}
-                  for p in sorted(pruned["parts"], key=lambda p: p.get("part", 0))],
+            runs=[{k: p.get(k) for k in ("part", "date", "command", "seconds")}
+                  | {"device": device_of(p.get("environment", {})), "pruned_tree_sha256": pruned_tree_sha(p)}
+                  for p in sorted(pruned["parts"], key=lambda p: (p.get("part", 0), p.get("date", "")))],
             device=device_of(envs[0]) if envs else None,
             versions=versions_of(envs[0]) if envs else None,
             commands=_commands(pruned, timing),
@@ -285,7 +303,8 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
         for line in devices:
             md.append(f"- Pruned run device and versions: {line}")
         for r in report["runs"]:
-            md.append(f"- Part {r['part']} ran {r['date']} in {r['seconds']} s: `{r['command']}`")
+            tree = f" on pruned tree {r['pruned_tree_sha256'][:12]}" if r.get("pruned_tree_sha256") else ""
+            md.append(f"- Part {r['part']} ran {r['date']}{tree} in {r['seconds']} s: `{r['command']}`")
         if jit_cmp is not None:
             pj = pruned["jit"]
             md.append(f"- JIT sources (pruned): {pj.get('built')} built, {pj.get('failed')} failed, "

@@ -99,6 +99,7 @@ def test_report_has_date_device_versions_commands(tmp_path: Path):
                 command="python3 -m shrinker.gpu.verify compare --part 1 --ref REF --out /o",
                 environment={"gpu": "NVIDIA H200", "gpu_count": 1, "capability": "9.0", "torch": "2.11.0",
                              "sglang": "0.5.16", "nvidia-smi": "NVIDIA H200, 580.159.04, 143771 MiB"})
+    data["install"] = {"archives": {"sglang-pruned.tar.xz": {"sha256": "ab" * 32, "bytes": 1}}}
     data["launches"]["triton-graph"]["command"] = "python3 -m sglang.launch_server --model-path m"
     (run / "results-part1-pruned.json").write_text(json.dumps(data))
     assert report.write_report(ref, [run], tmp_path / "o") == 0
@@ -110,4 +111,15 @@ def test_report_has_date_device_versions_commands(tmp_path: Path):
     assert out["runs"][0]["date"] == "2026-11-23T00:00:00Z"
     md = (tmp_path / "o" / "gpu-verify.md").read_text()
     assert "`python3 -m shrinker.gpu.verify compare --part 1 --ref REF --out /o`" in md
+    # runs of several trees can be merged into one report: each run names the pruned tree it served
+    assert out["runs"][0]["pruned_tree_sha256"] == "ab" * 32 and "on pruned tree abababababab" in md
     assert "| trtllm_mla attention backend | not run on this hardware |" in md
+
+
+def test_a_later_call_supersedes_a_skipped_launch_only():
+    skipped = {"launch": "mtp", "request": "*", "status": "error", "detail": "launch skipped: no time left in this call"}
+    failed = {"launch": "fp8", "request": "*", "status": "error", "detail": "launch failed: exit 1"}
+    later = [{"launch": n, "request": "gen-single-0", "status": "pass", "detail": "identical"} for n in ("mtp", "fp8")]
+    kept = report.superseded_dropped([skipped, failed, *later])
+    assert skipped not in kept and failed in kept and len(kept) == 3
+    assert report.superseded_dropped([skipped]) == [skipped]  # never run at all: stays an error
