@@ -44,3 +44,12 @@ def reports_dir(profile: str | None = None, version: str | None = None) -> Path:
 
 def work_tree_dir(profile: str, version: str) -> Path:
     return project_root() / "build" / f"{profile}-v{version}"
+
+
+def project_label(path: Path) -> str:
+    """A path as reports print it: relative to the project when inside it (reports carry no machine paths)."""
+    path = Path(os.path.abspath(path))  # no resolve(): a venv's bin/python is a symlink
+    try:
+        return path.relative_to(project_root()).as_posix()
+    except ValueError:
+        return path.as_posix()

@@ -8,7 +8,6 @@ changes nothing and commits nothing, but the reports are rewritten (the tree's c
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from dataclasses import asdict, dataclass, field
@@ -39,13 +38,6 @@ class RequirementsOutcome:
         return {**asdict(self), "findings": len(self.findings)}
 
 
-def _label(path: Path) -> str:
-    """A path relative to the project when inside it (reports carry no machine paths)."""
-    path = Path(os.path.abspath(path))  # no resolve(): a venv's bin/python is a symlink
-    try:
-        return path.relative_to(paths.project_root()).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 def _verify_python() -> str | None:
@@ -74,12 +66,12 @@ def apply_requirements(repo, tree: Path, upstream_root: Path, rules, report_dir:
     head = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     try:
         result, _ = run_requirements(tree, upstream_root, python=python, keep_rules=rules.requirements.keep,
-                                     write=True, jobs=jobs, tree_label=f"{_label(tree)} @ {head.stdout.strip()}")
+                                     write=True, jobs=jobs, tree_label=f"{paths.project_label(tree)} @ {head.stdout.strip()}")
     except ShrinkError as exc:  # a pyproject the line-based edit cannot take: reported, not guessed at
         roll_back(repo)
         outcome.gate, outcome.note = "skipped", str(exc)
         return outcome
-    write_reports(result, report_dir, _label(Path(python)) if python else None)
+    write_reports(result, report_dir, paths.project_label(Path(python)) if python else None)
     outcome.kept = len(result.kept)
     outcome.dropped = [d.name for d in result.dropped]
     outcome.dropped_mb = round(sum(d.size or 0 for d in result.dropped) / 1e6, 1)

@@ -7,7 +7,6 @@ python/pyproject.toml.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -22,20 +21,13 @@ report_app = typer.Typer(no_args_is_help=True,
                          help="Reports over the work tree (lines by folder and layer, cut candidates).")
 
 
-def _label(path: Path) -> str:
-    """A path as reports print it: relative to the project when inside it (no machine paths)."""
-    path = Path(os.path.abspath(path))  # no resolve(): a venv's bin/python is a symlink
-    try:
-        return path.relative_to(paths.project_root()).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 def _tree_label(path: Path) -> str:
-    """`_label`, with the commit when the tree is a git work tree (read only: rev-parse takes no lock)."""
+    """`paths.project_label`, with the commit when the tree is a git work tree (read only: rev-parse takes no lock)."""
     import subprocess
 
-    label = _label(path)
+    label = paths.project_label(path)
     if (Path(path) / ".git").exists():
         proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
         if proc.returncode == 0 and proc.stdout.strip():
@@ -68,7 +60,7 @@ def layers_command(tree: Optional[Path] = None, upstream: Optional[Path] = None,
     tree, up_root, target = _trees(profile, tree, upstream, out_dir)
     with console.status(f"counting lines of {tree} and {up_root} ..."):
         folders, layers, written = layers_report(tree, up_root, target, tree_label=_tree_label(tree),
-                                                 upstream_label=_label(up_root))
+                                                 upstream_label=paths.project_label(up_root))
     t = total(folders)
     table = Table(title=f"kept {t.kept:,} of {t.upstream:,} lines ({100 * t.fraction:.1f} %)")
     for col in ("layer", "upstream", "kept", "kept %"):
@@ -77,7 +69,7 @@ def layers_command(tree: Optional[Path] = None, upstream: Optional[Path] = None,
         table.add_row(r.name, f"{r.upstream:,}", f"{r.kept:,}", f"{100 * r.fraction:.0f}")
     out.print(table)
     for p in written:
-        out.print(f"[green]wrote[/] {_label(p)}")
+        out.print(f"[green]wrote[/] {paths.project_label(p)}")
 
 
 def cuts_command(profile: str = "deepseek", tree: Optional[Path] = None, out_dir: Optional[Path] = None,
@@ -100,8 +92,8 @@ def cuts_command(profile: str = "deepseek", tree: Optional[Path] = None, out_dir
     # Work-tree lines say what a cut adds to apply's figure; without a work tree only upstream lines.
     applied = python_lines(work) if work.is_dir() else None
     report = build_report(pg, features, applied, sum(python_lines(Path(up.root)).values()), top=top)
-    report.labels = {"upstream": _label(Path(up.root)), "rules": _label(Path(rules.source or "")),
-                     "features": _label(features_path(profile)),
+    report.labels = {"upstream": paths.project_label(Path(up.root)), "rules": paths.project_label(Path(rules.source or "")),
+                     "features": paths.project_label(features_path(profile)),
                      "tree": _tree_label(work) if applied is not None else "none"}
     written = write_cuts(report, out_dir or paths.reports_dir(profile, up.version))
     table = Table(title=f"largest module cuts ({report.graph_nodes:,} kept modules)")
@@ -115,7 +107,7 @@ def cuts_command(profile: str = "deepseek", tree: Optional[Path] = None, out_dir
         out.print(f"feature {r.feature.name}: {r.cut.freed_lines:,} lines, {len(r.cut.sites)} sites, "
                   f"risk {r.feature.risk}", soft_wrap=True)
     for p in written:
-        out.print(f"[green]wrote[/] {_label(p)}")
+        out.print(f"[green]wrote[/] {paths.project_label(p)}")
 
 
 def register(app: typer.Typer) -> None:
@@ -175,7 +167,7 @@ def register(app: typer.Typer) -> None:
             result, _ = run_requirements(tree_root, up_root, python=python,
                                          keep_rules=load_rules(profile).requirements.keep, write=write,
                                          jobs=jobs, tree_label=_tree_label(tree_root))
-        md, js = write_reports(result, target, _label(Path(python)))
+        md, js = write_reports(result, target, paths.project_label(Path(python)))
         dropped = sum(d.size or 0 for d in result.dropped)
         out.print(f"upstream declares {result.upstream_declared}; kept {len(result.kept)}, dropped "
                   f"{len(result.dropped)}: {', '.join(d.name for d in result.dropped)}", soft_wrap=True)
@@ -188,5 +180,5 @@ def register(app: typer.Typer) -> None:
                       f"env): {', '.join(look)}", soft_wrap=True)
         state = ("[green]rewrote[/]" if result.written else "[yellow]would rewrite[/] (use --write)") \
             if result.changed else "[green]already pruned:[/]"
-        out.print(f"{state} {_label(tree_root / 'python' / 'pyproject.toml')}")
-        out.print(f"[green]wrote[/] {_label(md)}, {_label(js)}")
+        out.print(f"{state} {paths.project_label(tree_root / 'python' / 'pyproject.toml')}")
+        out.print(f"[green]wrote[/] {paths.project_label(md)}, {paths.project_label(js)}")
