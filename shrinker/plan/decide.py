@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 
 from shrinker.graph.build import ImportGraph
 from shrinker.graph.records import Decision
-from shrinker.plan.reach import Reach
+from shrinker.plan.reach import FEATURE, Reach
 from shrinker.rules.schema import Rules
 
 # Removal categories (batches select on these; `registry:<name>` for registry-driven removals).
@@ -59,7 +59,7 @@ def _explain_unreachable(g: ImportGraph, reach: Reach, decisions: dict[str, Deci
             importer, why = dead_from_kept[0]
             decisions[path].reason = f"imported by kept {importer} {why.text}"
             decisions[path].code = why.code
-            category[module] = "platform_guard" if why.code == "platform_guard" else (
+            category[module] = {"platform_guard": "platform_guard", "feature_guard": FEATURE}.get(why.code) or (
                 f"registry:{why.registry}" if why.code == "registry" else UNREACHABLE)
         else:
             decisions[path].reason = f"unreachable from the roots: {_importers_text(g, module)}"
