@@ -437,6 +437,9 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._setup_call(stmt.value):
             self.count("feature_calls_removed")
             return cst.RemoveFromParent()
+        if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._registers_removed(stmt.value):
+            self.count("feature_registrations_removed")
+            return cst.RemoveFromParent()
         if isinstance(stmt, cst.ImportFrom):
             assignments = self._constants(stmt)
             if assignments:
@@ -452,6 +455,15 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         return (name in calls and isinstance(call.func, cst.Name)
                 and all(self.folder.pure(a.value) for a in call.args))
 
+    def _registers_removed(self, call: cst.Call) -> bool:
+        """`Factory.register_backend("aibrix", "sglang...aibrix_kvcache_storage", "Cls")`: a registration
+        that names a removed module by string (only literal arguments: nothing else runs)."""
+        strings = [_string(a.value) for a in call.args]
+        if not strings or any(s is None for s in strings):
+            return False
+        removed = self.inputs.removed
+        return any("." in s and removed.module_removed(s.split(":")[0]) for s in strings if s)
+
     def _constants(self, node: cst.ImportFrom) -> list[cst.SimpleStatementLine]:
         """`from <removed> import CHUNK_SIZE as FLA_CHUNK_SIZE` -> `FLA_CHUNK_SIZE = 64` when every name
         imported is a constant the rules give (anything else stays for remove_dead_imports)."""
@@ -466,8 +478,11 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
                 return []
             bound = alias.asname.name.value if alias.asname is not None else name
             value = cst.parse_expression(repr(known[name]))
+            # the comment says where the value came from (the module is gone)
+            note = cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "),
+                                          comment=cst.Comment(f"# {module}.{name} (removed feature)"))
             out.append(cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(bound))],
-                                                                 value=value)]))
+                                                                 value=value)], trailing_whitespace=note))
         return out
 
     def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
@@ -570,6 +585,15 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
             return updated_node
         self.count("flags_folded")
         return updated_node.with_changes(value=value)
+
+
+class FoldFeatures(FoldPlatformPredicates):
+    """The same folding for a features batch, whose predicate table holds the feature decisions alone
+    (apply builds it): it implies remove_dead_branches but not the platform import/bound codemods,
+    which belong to the platform batch (their findings would stop this batch for platform code)."""
+
+    NAME = "fold_features"
+    DESCRIPTION = "fold feature decisions (mambaish_config(...) -> None, fa_impl_ver == 4 -> False) to constants"
 
 
 class _PlatformTests(cst.CSTVisitor):

@@ -140,7 +140,7 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
                 # Kept files that import a module this batch deletes.
                 files = sorted({g.module_path[u] for m, idx in deleted_in.items() if idx == i
                                 for u, _ in g.importers(m) if u in reach.kept and g.module_path.get(u)})
-            elif codemod in ("fold_platform", "remove_platform_methods", "remove_platform_classes"):
+            elif codemod in ("fold_platform", "fold_features", "remove_platform_methods", "remove_platform_classes"):
                 # a features batch folds the feature decisions: the files that name one
                 wanted = feature_re if spec.features else platform_re
                 files = sorted(g.module_path[m] for m in kept_modules
@@ -158,13 +158,14 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
                           if why.code in ("platform_guard", "feature_guard") and deleted_in.get(m) == i
                           and u in reach.kept
                           and g.module_path.get(u)})
-        if guarded and "fold_platform" not in targets:
-            targets = {"fold_platform": guarded, **targets}
-        if "fold_platform" in spec.codemods and "remove_dead_imports" in targets:
+        fold = "fold_features" if spec.features else "fold_platform"
+        if guarded and fold not in targets:
+            targets = {fold: guarded, **targets}
+        if fold in spec.codemods and "remove_dead_imports" in targets:
             # an importer of a removed platform module may test it (`isinstance(cfg, ModelSlimConfig)`):
             # the folding that drops such tests runs on it too
             extra = set(targets["remove_dead_imports"])
-            for name in ("remove_platform_classes", "fold_platform", "remove_platform_methods"):
+            for name in ("remove_platform_classes", fold, "remove_platform_methods"):
                 if name in targets:
                     targets[name] = sorted(set(targets[name]) | extra)
         if "remove_unused_names" in spec.codemods:

@@ -56,6 +56,10 @@ def _explain_unreachable(g: ImportGraph, reach: Reach, decisions: dict[str, Deci
         dead_from_kept = [(u, reach.dead_edges[(u, module)]) for u, _ in g.importers(module)
                           if u in kept and (u, module) in reach.dead_edges]
         if dead_from_kept:
+            # reached only under a feature guard (and registry re-exports): the features batch folds it
+            codes = {why.code for _, why in dead_from_kept}
+            if "feature_guard" in codes and "platform_guard" not in codes:
+                dead_from_kept.sort(key=lambda pair: pair[1].code != "feature_guard")
             importer, why = dead_from_kept[0]
             decisions[path].reason = f"imported by kept {importer} {why.text}"
             decisions[path].code = why.code

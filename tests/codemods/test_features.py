@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 
 from shrinker.codemods.dead_branches import RemoveDeadBranches
-from shrinker.codemods.fold_platform import FoldPlatformPredicates
+from shrinker.codemods.fold_platform import FoldFeatures
 from shrinker.codemods.inputs import CodemodInputs, Removed
 from shrinker.codemods.pipeline import transform_source
 from shrinker.rules.load import load_rules
@@ -183,7 +183,7 @@ class TestDeadFeatureBranches(_FeatureTest):
 
 
 class TestFoldFeatures(_FeatureTest):
-    TRANSFORM = FoldPlatformPredicates
+    TRANSFORM = FoldFeatures
 
     def test_partial_test_and_ternary_and_flag(self) -> None:
         self.assertCodemod(
@@ -241,7 +241,7 @@ class TestFoldFeatures(_FeatureTest):
             """
             import torch
             # FLA's chunk size
-            FLA_CHUNK_SIZE = 64
+            FLA_CHUNK_SIZE = 64  # sglang.kernels.ops.attention.fla.chunk_delta_h.CHUNK_SIZE (removed feature)
             from sglang.srt.utils import is_cuda
             """,
         )
@@ -257,7 +257,7 @@ class TestFoldFeatures(_FeatureTest):
 def test_setup_call_emptying_a_method_leaves_pass() -> None:
     source = "def init_mamba_backend(self) -> None:\n    initialize_mamba_selective_state_update_backend(self.server_args)\n"
     result = transform_source(source, path="x.py", module="sglang.srt.managers.scheduler", inputs=feature_inputs(),
-                              codemods=["fold_platform"])
+                              codemods=["fold_features"])
     assert result.status == "success", result.error
     assert result.code == "def init_mamba_backend(self) -> None:\n    pass\n"
 
@@ -286,3 +286,102 @@ def test_feature_rules_validate() -> None:
     assert all(r.category == "feature" for r in rules.remove if r.pattern.startswith("sglang.kernels.ops.mamba"))
     pred = next(p for f in rules.features for p in f.predicates if p.name == "mambaish_config")
     assert pred.returns_none and pred.with_args and pred.value is False
+
+
+def _inputs_removing(*modules: str) -> CodemodInputs:
+    base = feature_inputs()
+    return CodemodInputs(rules=base.rules, removed=Removed(modules=frozenset(modules)), table=base.table)
+
+
+class TestFeatureRegistrations(PlatformCodemodTest):
+    TRANSFORM = FoldFeatures
+
+    def test_registration_naming_a_removed_module_goes(self) -> None:
+        inputs = _inputs_removing("sglang.srt.mem_cache.storage.eic")
+        self.assertCodemod(
+            """
+            StorageBackendFactory.register_backend(
+                "file", "sglang.srt.mem_cache.hicache_storage", "HiCacheFile"
+            )
+
+            StorageBackendFactory.register_backend(
+                "eic",
+                "sglang.srt.mem_cache.storage.eic.eic_storage",
+                "EICStorage",
+            )
+            """,
+            """
+            StorageBackendFactory.register_backend(
+                "file", "sglang.srt.mem_cache.hicache_storage", "HiCacheFile"
+            )
+            """,
+            inputs=inputs,
+        )
+
+    def test_registration_with_a_computed_argument_stays(self) -> None:
+        self.assertUnchanged(
+            """
+            StorageBackendFactory.register_backend("eic", "sglang.srt.mem_cache.storage.eic.eic_storage", name())
+            """,
+            inputs=_inputs_removing("sglang.srt.mem_cache.storage.eic"),
+        )
+
+
+class TestStringValues(_FeatureTest):
+    TRANSFORM = RemoveDeadBranches
+
+    def test_string_value_rule_inlines_the_early_return(self) -> None:
+        self.assertCodemod(
+            """
+            async def add_external_corpus(self, obj):
+                self.auto_create_handle_loop()
+                if self.server_args.speculative_algorithm != "NGRAM":
+                    return Output(success=False, message="Ngram speculative decoding is not enabled.")
+                from sglang.srt.speculative.cpp_ngram.external_corpus import SEPARATOR_TOKEN
+
+                return await self.send(obj, SEPARATOR_TOKEN)
+            """,
+            """
+            async def add_external_corpus(self, obj):
+                self.auto_create_handle_loop()
+                return Output(success=False, message="Ngram speculative decoding is not enabled.")
+            """,
+        )
+
+    def test_list_with_an_unknown_value_stays(self) -> None:
+        self.assertUnchanged(
+            """
+            if self.speculative_algorithm not in ["NGRAM", None]:
+                raise ValueError("LoRA needs NGRAM")
+            """
+        )
+
+
+def test_bad_feature_field_is_one_line_error(tmp_path) -> None:
+    from shrinker.errors import ShrinkError
+
+    text = (load_rules("deepseek").source and open(load_rules("deepseek").source).read())
+    bad = tmp_path / "deepseek.toml"
+    bad.write_text(text.replace('returns_none = true', 'returns_none = "yes please"', 1))
+    with pytest.raises(ShrinkError, match=r"features\.0\.predicates\.0\.returns_none"):
+        load_rules(path=bad)
+
+
+def test_planner_marks_feature_guards_apart() -> None:
+    from shrinker.plan.reach import feature_table, record_dead
+    from shrinker.plan.registries import RegistryView
+
+    rules = load_rules("deepseek")
+    table, features = PredicateTable(rules.platform), feature_table(rules)
+    walrus = {"guards": ["cfg := mambaish_config(runner.model_config)"], "function": "attn_backend_wrapper"}
+    assert record_dead(walrus, "m", RegistryView(), table, rules, features).code == "feature_guard"
+    assert record_dead(walrus, "m", RegistryView(), table, rules) is None  # without the decisions: live
+    hip = {"guards": ["_is_hip"], "function": ""}
+    assert record_dead(hip, "m", RegistryView(), table, rules, features).code == "platform_guard"
+
+
+def test_fold_features_implies_dead_branches_only() -> None:
+    from shrinker.codemods.pipeline import resolve_codemods
+
+    assert resolve_codemods(["fold_features", "remove_dead_imports", "remove_unused_names"]) == [
+        "fold_features", "remove_dead_branches", "remove_dead_imports", "remove_unused_names"]
