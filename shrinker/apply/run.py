@@ -154,6 +154,16 @@ def _codemod_work(batch: dict, tree: Path, extra: list[str] = ()) -> dict[tuple[
     return groups
 
 
+def batch_table(rules, batch: dict):
+    """The predicates a batch folds: a features batch folds the feature decisions alone (the platform's
+    fold in their own batch), every other batch the platform's."""
+    from shrinker.rules.predicates import PredicateTable, without_predicates
+
+    if batch.get("features"):
+        return PredicateTable(without_predicates(rules.platform), rules.features)
+    return PredicateTable(rules.platform)
+
+
 def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dry_run: bool,
               baseline: set, use_verify: bool, name_baseline: set = frozenset(),
               upstream_root: Path | None = None, keep_failed: bool = False) -> BatchOutcome:
@@ -169,7 +179,7 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
             outcome.files_deleted += 1
     platform_batch = any(e["name"] == "remove_platform_classes" for e in batch["codemods"])
     inputs = CodemodInputs(rules=rules, removed=_removed_through(plan, number, tree, rules if platform_batch else None),
-                           shared_methods=shared_method_names(tree))
+                           shared_methods=shared_method_names(tree), table=batch_table(rules, batch))
     failures, findings = [], []
     edited_removed = 0
     work = _codemod_work(batch, tree, _importers_of_lost_names(tree, inputs.removed))

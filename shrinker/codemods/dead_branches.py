@@ -29,6 +29,7 @@ import re
 from typing import Optional, Sequence, Union
 
 import libcst as cst
+import libcst.matchers
 
 from shrinker.codemods.base import (
     ShrinkCodemod,
@@ -102,6 +103,10 @@ def _leading_blanks(stmt: cst.BaseStatement) -> int:
     return count
 
 
+def _name_count(node: cst.CSTNode, name: str) -> int:
+    return len(cst.matchers.findall(node, cst.matchers.Name(name)))
+
+
 def _uses_name(node: cst.CSTNode, name: str) -> bool:
     found = False
 
@@ -131,6 +136,7 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         # (kept Try node, original node, message): reported only if the Try survives the whole visit
         # (a kept try-import inside `if _is_hip:` goes with its branch: nothing to report then).
         self._try_findings: list[tuple[cst.Try, cst.Try, str]] = []
+        self._scopes: list[cst.FunctionDef] = []  # enclosing functions (original nodes)
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
@@ -180,6 +186,8 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         changed = False
         for branch, orig in branches:
             value = self._decide(branch.test, orig)
+            if value is not None and self._binding_read(orig, value):
+                value = None
             if value is None:
                 kept.append(branch)
                 continue
@@ -213,6 +221,30 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         if kept[0] is not updated_node:
             chain = chain.with_changes(leading_lines=[*updated_node.leading_lines, *kept[0].leading_lines])
         return chain
+
+    # -- `if cfg := mambaish_config(x):` -------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
+        self._scopes.append(node)
+        return super().visit_FunctionDef(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        self._scopes.pop()
+        return super().leave_FunctionDef(original_node, updated_node)
+
+    def _binding_read(self, branch: cst.If, value: bool) -> bool:
+        """A decided test that binds a name (`cfg := ...`) may go only when nothing but the code going
+        with it reads the name: the test itself, and the body too when the branch is dead."""
+        targets = [n.target.value for n in cst.matchers.findall(branch.test, cst.matchers.NamedExpr())
+                   if isinstance(n.target, cst.Name)]
+        if not targets:
+            return False
+        scope = self._scopes[-1] if self._scopes else self.module
+        for name in targets:
+            going = _name_count(branch.test, name) + (0 if value else _name_count(branch.body, name))
+            if _name_count(scope, name) > going:
+                self.report(branch, f"test kept: {name}, bound by its assignment expression, is read elsewhere")
+                return True
+        return False
 
     def _drop_emptied_else(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
         """`else:` whose body this transform emptied (now `pass`) goes."""

@@ -34,11 +34,13 @@ from functools import lru_cache
 from typing import Callable, Optional
 
 import libcst as cst
+import libcst.matchers
+import libcst.helpers
 
 from shrinker.codemods.base import ShrinkCodemod, constant, node_lines, spaced, swap_expression
 from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
-from shrinker.rules.predicates import combine, platform_name
+from shrinker.rules.predicates import combine, never_compare, platform_name
 
 # Python builtins (and os env readers) whose calls have no side effects worth keeping.
 _PURE_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "callable", "len", "bool",
@@ -89,6 +91,7 @@ class Folder:
         self.on_param = on_param
         # Names this module imports from removed modules: no instance of such a class can exist.
         self.removed_classes: frozenset[str] = frozenset()
+        self.module = ""  # the dotted module folded (feature value rules scoped to modules)
 
     # -- purity --------------------------------------------------------------------------------
     def pure(self, node: cst.BaseExpression) -> bool:
@@ -114,8 +117,8 @@ class Folder:
         name = _simple_name(call.func)
         if name is None:
             return False
-        if not call.args and self.table.value(name, called=True) is not None:
-            return True  # a predicate call
+        if self.table.value(name, called=True) is not None and (not call.args or self.table.takes_args(name)):
+            return True  # a predicate call (its arguments are checked by the caller)
         if name in _PURE_CALLS or name in self.env_flags or _dotted_root(call.func) in self.env_flags:
             return True
         # Methods and functions the rules declare side-effect free (`mode.is_mixed()`,
@@ -144,6 +147,12 @@ class Folder:
             folded = self._fold_compare(node)
             if folded is not None:
                 return folded
+        elif isinstance(node, cst.NamedExpr):
+            # `cfg := mambaish_config(x)` tests its value; the node stays (it binds `cfg`): the
+            # dead-branch codemod removes the branch only when nothing else reads the name
+            inner = self.fold(node.value)
+            if inner.pred:
+                return Fold(node, inner.value, inner.pure, True)
         return Fold(node, None, self.pure(node), False)
 
     def _fold_name(self, node: cst.Name) -> Fold:
@@ -234,6 +243,20 @@ class Folder:
                 pure: bool) -> Fold:
         return Fold(swap_expression(original, node, boolean_operand=True), value, pure, True)
 
+    def _feature_rule(self, node: cst.BaseExpression):
+        """What a feature rule says of a compare operand: its FeatureValue, "none" for a call of a
+        predicate that returns None (`mambaish_config(cfg) is None`), else None."""
+        if isinstance(node, cst.Call):
+            name = _simple_name(node.func)
+            if name and self.table.returns_none(name) and self._fold_call(node) is not None:
+                return "none"
+            return None
+        if isinstance(node, cst.Name):
+            return self.table.never(node.value, self.module, param=self.is_param(node.value))
+        if isinstance(node, cst.Attribute) and self.pure(node.value):
+            return self.table.never(node.attr.value, self.module)
+        return None
+
     def _fold_compare(self, node: cst.Comparison) -> Optional[Fold]:
         if len(node.comparisons) != 1:
             return None
@@ -241,7 +264,11 @@ class Folder:
         op, left, right = target.operator, node.left, target.comparator
         strings = self.table.strings
         value: Optional[bool] = None
-        if isinstance(op, (cst.Equal, cst.NotEqual)):
+        if self.table.features:
+            value = never_compare(left, target, self._feature_rule)
+        if value is not None:
+            pass
+        elif isinstance(op, (cst.Equal, cst.NotEqual)):
             text = platform_name(left) if platform_name(left) is not None else platform_name(right)
             if text is not None and text in strings:
                 value = isinstance(op, cst.NotEqual)
@@ -254,6 +281,10 @@ class Folder:
         if not self.pure(node):
             return Fold(node, value, False, True)
         return Fold(constant(value), value, True, True)
+
+
+def _walrus_count(node: cst.CSTNode) -> int:
+    return len(cst.matchers.findall(node, cst.matchers.NamedExpr()))
 
 
 def _space_before(ws: cst.BaseParenthesizableWhitespace, before: cst.BaseExpression):
@@ -280,6 +311,7 @@ class PredicateScope:
         self._params: list[frozenset[str]] = []
         self._reported_params: set[str] = set()
         self.folder = Folder(inputs, self._is_param, self._param_seen)
+        self.folder.module = self.context.full_module_name or ""
 
     def _bind_removed_classes(self, tree: cst.Module) -> None:
         """Tell the folder which names `tree` imports from removed modules (isinstance folds), and
@@ -351,8 +383,17 @@ def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re
     """A regex that matches every source text where some predicate or platform string occurs
     (or one of the `extra` words)."""
     platform = inputs.rules.platform
-    return _trigger_regex(tuple(p.name for p in platform.predicates) + tuple(extra),
+    return _trigger_regex(tuple(p.name for p in platform.predicates) + feature_words(inputs) + tuple(extra),
                           tuple(platform.strings.strings))
+
+
+def feature_words(inputs: CodemodInputs) -> tuple[str, ...]:
+    """Names the feature decisions fold (only when the batch's table holds them)."""
+    words: list[str] = []
+    for feature in inputs.table.features:
+        words += [p.name for p in feature.predicates] + [v.name for v in feature.values]
+        words += [*feature.calls, *(c.name for c in feature.constants)]
+    return tuple(words)
 
 
 class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
@@ -383,7 +424,66 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
             return None
         if folded.value is not None and folded.pure:
             return None  # a constant test: remove_dead_branches decides the branch
+        if _walrus_count(folded.node) < _walrus_count(test):
+            return None  # simplifying would drop an assignment expression (`(x := f()) or y`)
         return folded.node
+
+    # -- feature set-up calls and constants (a features batch only) ----------------------------
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine):
+        if not self.inputs.table.features or len(updated_node.body) != 1:
+            return updated_node
+        stmt = updated_node.body[0]
+        if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._setup_call(stmt.value):
+            self.count("feature_calls_removed")
+            return cst.RemoveFromParent()
+        if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._registers_removed(stmt.value):
+            self.count("feature_registrations_removed")
+            return cst.RemoveFromParent()
+        if isinstance(stmt, cst.ImportFrom):
+            assignments = self._constants(stmt)
+            if assignments:
+                self.count("feature_constants_inlined", len(assignments))
+                first = assignments[0].with_changes(leading_lines=updated_node.leading_lines)
+                return cst.FlattenSentinel([first, *assignments[1:]])
+        return updated_node
+
+    def _setup_call(self, call: cst.Call) -> bool:
+        """`initialize_mamba_selective_state_update_backend(self.server_args)`: a set-up call of a cut feature."""
+        name = _simple_name(call.func)
+        calls = {c for f in self.inputs.table.features for c in f.calls}
+        return (name in calls and isinstance(call.func, cst.Name)
+                and all(self.folder.pure(a.value) for a in call.args))
+
+    def _registers_removed(self, call: cst.Call) -> bool:
+        """`Factory.register_backend("aibrix", "sglang...aibrix_kvcache_storage", "Cls")`: a registration
+        that names a removed module by string (only literal arguments: nothing else runs)."""
+        strings = [_string(a.value) for a in call.args]
+        if not strings or any(s is None for s in strings):
+            return False
+        removed = self.inputs.removed
+        return any("." in s and removed.module_removed(s.split(":")[0]) for s in strings if s)
+
+    def _constants(self, node: cst.ImportFrom) -> list[cst.SimpleStatementLine]:
+        """`from <removed> import CHUNK_SIZE as FLA_CHUNK_SIZE` -> `FLA_CHUNK_SIZE = 64` when every name
+        imported is a constant the rules give (anything else stays for remove_dead_imports)."""
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return []
+        module = cst.helpers.get_full_name_for_node(node.module)
+        known = {c.name: c.value for f in self.inputs.table.features for c in f.constants if c.module == module}
+        out = []
+        for alias in node.names:
+            name = cst.helpers.get_full_name_for_node(alias.name)
+            if name not in known:
+                return []
+            bound = alias.asname.name.value if alias.asname is not None else name
+            value = cst.parse_expression(repr(known[name]))
+            # the comment says where the value came from (the module is gone)
+            note = cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "),
+                                          comment=cst.Comment(f"# {module}.{name} (removed feature)"))
+            out.append(cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(bound))],
+                                                                 value=value)], trailing_whitespace=note))
+        return out
 
     def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
         test = self._partial(updated_node.test)
@@ -452,7 +552,7 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         if isinstance(value, cst.UnaryOperation) and not isinstance(value.operator, cst.Not):
             return None
         folded = self.folder.fold(value)
-        if not folded.pred or folded.node is value:
+        if not folded.pred or folded.node is value or _walrus_count(folded.node) < _walrus_count(value):
             return None
         return folded.node
 
@@ -485,6 +585,15 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
             return updated_node
         self.count("flags_folded")
         return updated_node.with_changes(value=value)
+
+
+class FoldFeatures(FoldPlatformPredicates):
+    """The same folding for a features batch, whose predicate table holds the feature decisions alone
+    (apply builds it): it implies remove_dead_branches but not the platform import/bound codemods,
+    which belong to the platform batch (their findings would stop this batch for platform code)."""
+
+    NAME = "fold_features"
+    DESCRIPTION = "fold feature decisions (mambaish_config(...) -> None, fa_impl_ver == 4 -> False) to constants"
 
 
 class _PlatformTests(cst.CSTVisitor):

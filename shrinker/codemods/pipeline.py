@@ -32,7 +32,7 @@ from libcst.codemod import SkipFile
 
 from shrinker.codemods.base import ShrinkCodemod, new_context
 from shrinker.codemods.dead_branches import RemoveDeadBranches
-from shrinker.codemods.fold_platform import FoldPlatformPredicates
+from shrinker.codemods.fold_platform import FoldFeatures, FoldPlatformPredicates
 from shrinker.codemods.inputs import CodemodInputs
 from shrinker.codemods.platform_imports import RemovePlatformPackageImports
 from shrinker.codemods.platform_methods import RemovePlatformMethods
@@ -41,7 +41,8 @@ from shrinker.errors import ShrinkError
 
 CODEMODS: dict[str, type[ShrinkCodemod]] = {
     cls.NAME: cls
-    for cls in (FoldPlatformPredicates, RemoveDeadBranches, RemovePlatformMethods, RemovePlatformPackageImports)
+    for cls in (FoldPlatformPredicates, FoldFeatures, RemoveDeadBranches, RemovePlatformMethods,
+                RemovePlatformPackageImports)
 }
 
 # Modules of codemods written alongside these; each may be absent while it is being written.
@@ -70,6 +71,7 @@ PLATFORM_GROUP = ("remove_platform_classes", "fold_platform", "remove_dead_branc
                   "remove_platform_bound", "remove_platform_imports")
 _IMPLIES = {
     "fold_platform": ("remove_dead_branches", "remove_platform_imports", "remove_platform_bound"),
+    "fold_features": ("remove_dead_branches",),
     "remove_dead_branches": ("remove_platform_imports",),
     "remove_platform_methods": ("remove_platform_imports",),
 }
@@ -90,6 +92,8 @@ def resolve_codemods(names: Sequence[str]) -> list[str]:
                 order.extend(n for n in PLATFORM_GROUP if n in wanted)
         elif name not in order:
             order.append(name)
+            # outside the platform group (fold_features): what it implies runs right after it
+            order.extend(n for n in _IMPLIES.get(name, ()) if n not in order)
     return order
 
 

@@ -24,6 +24,7 @@ class BatchPlan:
     codemods: dict[str, list[str]] = field(default_factory=dict)  # codemod → kept tree paths
     lines: int = 0
     symbols: dict | None = None  # a symbol batch: its rules file and that file's sha256
+    features: bool = False  # its folding codemods fold the rules' feature decisions too
 
     def to_dict(self) -> dict:
         out = {"number": self.number, "name": self.name, "risk": self.risk, "description": self.description,
@@ -31,6 +32,8 @@ class BatchPlan:
                "codemods": [{"name": k, "files": v} for k, v in self.codemods.items()]}
         if self.symbols is not None:
             out["symbols"] = self.symbols
+        if self.features:
+            out["features"] = True
         return out
 
 
@@ -72,6 +75,16 @@ def _platform_pattern(rules: Rules) -> re.Pattern:
                       rf"|\.(?:\w*_)?(?:{upper})(?:_\w*)?\b")
 
 
+def _feature_pattern(rules: Rules) -> re.Pattern:
+    """A cheap text pre-filter: files that name a feature predicate, value, set-up call or constant."""
+    words = []
+    for feature in rules.features:
+        words += [re.escape(p.name).replace(r"\*", r"\w*") for p in feature.predicates]
+        words += [re.escape(n) for n in (*(v.name for v in feature.values), *feature.calls,
+                                         *(c.name for c in feature.constants))]
+    return re.compile(rf"\b(?:{'|'.join(words)})\b" if words else r"(?!)")
+
+
 def _pull_dependents_forward(g: ImportGraph, batches: list[BatchPlan], deleted_in: dict[str, int],
                              decisions: list[Decision]) -> None:
     """A module deleted late that imports one deleted earlier would break the trees in between:
@@ -98,7 +111,8 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
     for i, spec in enumerate(rules.batches):
         if SYMBOL_CODEMOD in spec.codemods and spec.categories:
             raise ShrinkError(f"batch {i + 1} ({spec.name}) runs {SYMBOL_CODEMOD}: it takes no categories")
-    batches = [BatchPlan(i + 1, b.name, b.risk, b.description) for i, b in enumerate(rules.batches)]
+    batches = [BatchPlan(i + 1, b.name, b.risk, b.description, features=b.features)
+               for i, b in enumerate(rules.batches)]
     module_of = {p: m for m, p in g.module_path.items() if p}
     deleted_in: dict[str, int] = {}
     # a file no batch's categories name goes to the last batch that deletes files (not a symbol batch)
@@ -113,7 +127,7 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
             deleted_in[module_of[d.path]] = index
     _pull_dependents_forward(g, batches, deleted_in, decisions)
     kept_modules = [m for m in reach.kept if g.module_path.get(m)]
-    platform_re = _platform_pattern(rules)
+    platform_re, feature_re = _platform_pattern(rules), _feature_pattern(rules)
     registry_modules = {r.module for r in rules.registries if r.module}
     for i, spec in enumerate(rules.batches):
         if SYMBOL_CODEMOD in spec.codemods:
@@ -126,9 +140,11 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
                 # Kept files that import a module this batch deletes.
                 files = sorted({g.module_path[u] for m, idx in deleted_in.items() if idx == i
                                 for u, _ in g.importers(m) if u in reach.kept and g.module_path.get(u)})
-            elif codemod in ("fold_platform", "remove_platform_methods", "remove_platform_classes"):
+            elif codemod in ("fold_platform", "fold_features", "remove_platform_methods", "remove_platform_classes"):
+                # a features batch folds the feature decisions: the files that name one
+                wanted = feature_re if spec.features else platform_re
                 files = sorted(g.module_path[m] for m in kept_modules
-                               if platform_re.search((g.tree / g.module_path[m]).read_text(errors="replace")))
+                               if wanted.search((g.tree / g.module_path[m]).read_text(errors="replace")))
             elif codemod in ("prune_registries", "prune_cli_choices"):
                 files = sorted(g.module_path[m] for m in registry_modules if m in reach.kept)
             elif codemod == "remove_unused_names":
@@ -139,15 +155,17 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
         # Kept files that reach a module this batch deletes only under a platform guard: fold the guard
         # in this batch (first), so the import goes with its branch instead of being left dangling.
         guarded = sorted({g.module_path[u] for (u, m), why in reach.dead_edges.items()
-                          if why.code == "platform_guard" and deleted_in.get(m) == i and u in reach.kept
+                          if why.code in ("platform_guard", "feature_guard") and deleted_in.get(m) == i
+                          and u in reach.kept
                           and g.module_path.get(u)})
-        if guarded and "fold_platform" not in targets:
-            targets = {"fold_platform": guarded, **targets}
-        if "fold_platform" in spec.codemods and "remove_dead_imports" in targets:
+        fold = "fold_features" if spec.features else "fold_platform"
+        if guarded and fold not in targets:
+            targets = {fold: guarded, **targets}
+        if fold in spec.codemods and "remove_dead_imports" in targets:
             # an importer of a removed platform module may test it (`isinstance(cfg, ModelSlimConfig)`):
             # the folding that drops such tests runs on it too
             extra = set(targets["remove_dead_imports"])
-            for name in ("remove_platform_classes", "fold_platform", "remove_platform_methods"):
+            for name in ("remove_platform_classes", fold, "remove_platform_methods"):
                 if name in targets:
                     targets[name] = sorted(set(targets[name]) | extra)
         if "remove_unused_names" in spec.codemods:

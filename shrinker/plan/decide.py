@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 
 from shrinker.graph.build import ImportGraph
 from shrinker.graph.records import Decision
-from shrinker.plan.reach import Reach
+from shrinker.plan.reach import FEATURE, Reach
 from shrinker.rules.schema import Rules
 
 # Removal categories (batches select on these; `registry:<name>` for registry-driven removals).
@@ -56,10 +56,14 @@ def _explain_unreachable(g: ImportGraph, reach: Reach, decisions: dict[str, Deci
         dead_from_kept = [(u, reach.dead_edges[(u, module)]) for u, _ in g.importers(module)
                           if u in kept and (u, module) in reach.dead_edges]
         if dead_from_kept:
+            # reached only under a feature guard (and registry re-exports): the features batch folds it
+            codes = {why.code for _, why in dead_from_kept}
+            if "feature_guard" in codes and "platform_guard" not in codes:
+                dead_from_kept.sort(key=lambda pair: pair[1].code != "feature_guard")
             importer, why = dead_from_kept[0]
             decisions[path].reason = f"imported by kept {importer} {why.text}"
             decisions[path].code = why.code
-            category[module] = "platform_guard" if why.code == "platform_guard" else (
+            category[module] = {"platform_guard": "platform_guard", "feature_guard": FEATURE}.get(why.code) or (
                 f"registry:{why.registry}" if why.code == "registry" else UNREACHABLE)
         else:
             decisions[path].reason = f"unreachable from the roots: {_importers_text(g, module)}"

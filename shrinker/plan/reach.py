@@ -82,8 +82,17 @@ def platform_class_names(rules: Rules) -> MethodNames:
     return _cached_names(rules, "classes")
 
 
+# Removal category of modules cut by a [[features]] decision (rules' [[remove]] entries use it too).
+FEATURE = "feature"
+
+
+def feature_table(rules: Rules) -> PredicateTable | None:
+    """The predicate table with the rules' feature decisions, or None when there are none."""
+    return PredicateTable(rules.platform, rules.features) if rules.features else None
+
+
 def record_dead(record: dict, importer: str, view: RegistryView, table: PredicateTable,
-                rules: Rules) -> DeadReason | None:
+                rules: Rules, features: PredicateTable | None = None) -> DeadReason | None:
     """Why one import record runs no code on CUDA for this profile, or None if it is live."""
     if record.get("type_checking"):
         return DeadReason("type_checking", "only under `if TYPE_CHECKING`")
@@ -98,6 +107,9 @@ def record_dead(record: dict, importer: str, view: RegistryView, table: Predicat
     for guard in record.get("guards", []):
         if evaluate_source(guard, table) is False:
             return DeadReason("platform_guard", f"only under `if {guard}` (False on CUDA)")
+    for guard in record.get("guards", []) if features is not None else ():
+        if evaluate_source(guard, features, importer) is False:
+            return DeadReason("feature_guard", f"only under `if {guard}` (False without the features rules.features cut)")
     for deco, key in record.get("registry_keys", []):
         for reg in rules.registries:
             if reg.kind == "decorator" and reg.decorator == deco and key in view.removed_keys.get(reg.name, ()):
@@ -132,7 +144,7 @@ def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True) -> Reach
     """strict: a rule naming what upstream lacks is an error; else it is listed in rule_problems."""
     problems = Problems(strict)
     _check_roots(g, rules, problems)
-    table = PredicateTable(rules.platform)
+    table, features = PredicateTable(rules.platform), feature_table(rules)
     view = apply_registries(g, rules, problems)
     reach = Reach(registries=view, rule_problems=problems.found)
 
@@ -178,7 +190,7 @@ def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True) -> Reach
         for target, data in sorted(g.graph.adj[module].items()):
             live = None
             for record in data["imports"]:
-                dead = record_dead(record, module, view, table, rules)
+                dead = record_dead(record, module, view, table, rules, features)
                 if dead is None:
                     live = record
                     break

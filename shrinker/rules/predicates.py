@@ -8,10 +8,11 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 import re
 from functools import lru_cache
+from typing import Sequence
 
 import libcst as cst
 
-from shrinker.rules.schema import Platform
+from shrinker.rules.schema import Feature, FeatureValue, Platform
 
 
 class MethodNames:
@@ -43,14 +44,43 @@ class PlatformStrings(frozenset):
             frozenset.__contains__(self, word) for word in re.split(r"[_-]", low))
 
 
-class PredicateTable:
-    """Look up a name's value on CUDA: True/False, or None when unknown."""
+def without_predicates(platform: Platform) -> Platform:
+    """The platform rules less their predicates and strings (a table of feature decisions alone)."""
+    strings = platform.strings.model_copy(update={"strings": [], "device_keys": []})
+    return platform.model_copy(update={"predicates": [], "strings": strings})
 
-    def __init__(self, platform: Platform):
+
+class PredicateTable:
+    """Look up a name's value on CUDA: True/False, or None when unknown.
+
+    With `features` (rules.features) the table also knows what a product decision fixes: feature
+    predicates (`mambaish_config(cfg)` -> None), values a name never holds (`fa_impl_ver` != 4)."""
+
+    def __init__(self, platform: Platform, features: Sequence[Feature] = ()):
         self.platform = platform
-        self._exact = {p.name: p for p in platform.predicates if not any(c in p.name for c in "*?[")}
-        self._globs = [p for p in platform.predicates if any(c in p.name for c in "*?[")]
+        predicates = [*platform.predicates, *(p for f in features for p in f.predicates)]
+        self._exact = {p.name: p for p in predicates if not any(c in p.name for c in "*?[")}
+        self._globs = [p for p in predicates if any(c in p.name for c in "*?[")]
         self.strings = PlatformStrings(platform.strings.strings)
+        self.values: dict[str, FeatureValue] = {v.name: v for f in features for v in f.values}
+        self.features = tuple(features)
+
+    def returns_none(self, name: str) -> bool:
+        """`name(...)` is a feature predicate that returns None (so `is None` holds)."""
+        pred = self._lookup(name)
+        return pred is not None and pred.returns_none
+
+    def never(self, name: str, module: str = "", param: bool = False) -> FeatureValue | None:
+        """The rule saying which values `name` never holds here; a parameter only in the rule's modules."""
+        rule = self.values.get(name)
+        if rule is None:
+            return None
+        if param or (module and rule.modules):
+            from shrinker.plan.reach import pattern_matches  # a dotted pattern, as in [[remove]]
+
+            if not module or not any(pattern_matches(p, module) for p in rule.modules):
+                return None
+        return rule
 
     @lru_cache(maxsize=4096)
     def _lookup(self, name: str):
@@ -114,8 +144,9 @@ def platform_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def evaluate(node: cst.BaseExpression, table: PredicateTable) -> bool | None:
-    """The value of a boolean expression on CUDA, or None when it depends on anything else."""
+def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "") -> bool | None:
+    """The value of a boolean expression on CUDA, or None when it depends on anything else.
+    `module`: where the expression stands (feature value rules scoped to modules)."""
     if isinstance(node, cst.Name) and node.value in ("True", "False"):
         return node.value == "True"
     if isinstance(node, (cst.Name, cst.Attribute)):
@@ -127,17 +158,65 @@ def evaluate(node: cst.BaseExpression, table: PredicateTable) -> bool | None:
             return None
         return table.value(name, called=True)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
-        inner = evaluate(node.expression, table)
+        inner = evaluate(node.expression, table, module)
         return None if inner is None else not inner
     if isinstance(node, cst.BooleanOperation):
-        left, right = evaluate(node.left, table), evaluate(node.right, table)
+        left, right = evaluate(node.left, table, module), evaluate(node.right, table, module)
         return combine(left, right, isinstance(node.operator, cst.And))
+    if isinstance(node, cst.NamedExpr):  # `if cfg := mambaish_config(x):` tests the value
+        return evaluate(node.value, table, module)
     if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
-        return _compare(node.left, node.comparisons[0], table)
+        return _compare(node.left, node.comparisons[0], table, module)
     return None
 
 
-def _compare(left: cst.BaseExpression, target: cst.ComparisonTarget, table: PredicateTable) -> bool | None:
+def literal(node: cst.BaseExpression) -> int | str | None:
+    """An int or str literal's value (the operand of a feature value compare)."""
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    return _string_value(node)
+
+
+def never_compare(left: cst.BaseExpression, target: cst.ComparisonTarget, rule_of) -> bool | None:
+    """`x == v` / `x != v` / `x in (v, ...)` / `x is None` where a feature rule fixes the answer.
+
+    `rule_of(node)`: the FeatureValue for an operand naming a variable/attribute, or "none" for a call
+    of a predicate that returns None, else None."""
+    op, right = target.operator, target.comparator
+    if isinstance(op, (cst.Is, cst.IsNot)) and isinstance(right, cst.Name) and right.value == "None":
+        if rule_of(left) == "none":
+            return isinstance(op, cst.Is)
+        return None
+    rule = rule_of(left)
+    if not isinstance(rule, FeatureValue):
+        return None
+    if isinstance(op, (cst.Equal, cst.NotEqual)):
+        if literal(right) is not None and literal(right) in rule.never:
+            return isinstance(op, cst.NotEqual)
+    elif isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        values = [literal(e.value) for e in right.elements]
+        if values and all(v is not None and v in rule.never for v in values):
+            return isinstance(op, cst.NotIn)
+    return None
+
+
+def _rule_of(table: PredicateTable, module: str):
+    def rule_of(node: cst.BaseExpression):
+        if isinstance(node, cst.Call):
+            name = _name_of(node.func)
+            return "none" if name and table.returns_none(name) else None
+        name = _name_of(node)
+        # the planner cannot tell a parameter from a variable: a rule scoped to modules folds both there
+        return table.never(name, module) if name else None
+    return rule_of
+
+
+def _compare(left: cst.BaseExpression, target: cst.ComparisonTarget, table: PredicateTable,
+             module: str = "") -> bool | None:
+    if table.values or table.features:
+        value = never_compare(left, target, _rule_of(table, module))
+        if value is not None:
+            return value
     op, right = target.operator, target.comparator
     if isinstance(op, (cst.Equal, cst.NotEqual)):
         text = platform_name(right) if platform_name(left) is None else platform_name(left)
@@ -153,12 +232,14 @@ def _compare(left: cst.BaseExpression, target: cst.ComparisonTarget, table: Pred
 
 @lru_cache(maxsize=65536)
 def _parse(text: str) -> cst.BaseExpression | None:
-    try:
-        return cst.parse_expression(text)
-    except Exception:
-        return None
+    for candidate in (text, f"({text})"):  # a guard `cfg := f(x)` parses only in parentheses
+        try:
+            return cst.parse_expression(candidate)
+        except Exception:
+            continue
+    return None
 
 
-def evaluate_source(text: str, table: PredicateTable) -> bool | None:
+def evaluate_source(text: str, table: PredicateTable, module: str = "") -> bool | None:
     node = _parse(text)
-    return None if node is None else evaluate(node, table)
+    return None if node is None else evaluate(node, table, module)

@@ -41,6 +41,9 @@ class Predicate(_Strict):
     calls_only: bool = Field(False, description="Fold only when called (`is_hip()`), not bare names.")
     with_args: bool = Field(False, description="Calls with arguments fold too (`use_intel_amx_backend(layer)`), "
                                                "when the arguments have no side effects.")
+    returns_none: bool = Field(False, description="The call returns None (a feature's config lookup such as "
+                                                  "`mambaish_config(cfg)`): `x is None` folds to True too. "
+                                                  "`value` must be false (None is falsy).")
 
 
 class PlatformStrings(_Strict):
@@ -70,6 +73,41 @@ class Platform(_Strict):
     pure_methods: list[str] = Field(default_factory=list,
                                     description="Method names (globs) known to have no side effects: an operand "
                                                 "calling one may be dropped when a platform predicate decides the test.")
+
+
+class FeatureValue(_Strict):
+    """A name that never holds some values once a feature is cut (`fa_impl_ver` is never 4 without the
+    "fa4" backend): `name == v` folds to False, `name != v` to True, `name in (v, ...)` likewise."""
+
+    name: str = Field(description="Variable, attribute (`self.fa_impl_ver`) or parameter name.")
+    never: list[int | str]
+    modules: list[str] = Field(default_factory=list,
+                               description="Module patterns where a *parameter* of that name folds too (every "
+                                           "caller passing the value is gone); elsewhere parameters stay.")
+    reason: str
+
+
+class FeatureConstant(_Strict):
+    """A constant a kept module imports from a removed feature module: the import becomes `name = value`."""
+
+    module: str = Field(description="The removed module (dotted).")
+    name: str = Field(description="The name it defines (as imported; an `as` alias keeps its alias).")
+    value: int | str | float | bool
+    reason: str
+
+
+class Feature(_Strict):
+    """A feature the profile's users do not use (a product decision): its modules are [[remove]] rules
+    of category "feature"; here are the tests that then fold, as the platform predicates do."""
+
+    name: str
+    reason: str
+    predicates: list[Predicate] = Field(default_factory=list)
+    values: list[FeatureValue] = Field(default_factory=list)
+    calls: list[str] = Field(default_factory=list,
+                             description="Functions of removed feature modules that only set the feature up: "
+                                         "a statement that is just a call of one (pure arguments) goes.")
+    constants: list[FeatureConstant] = Field(default_factory=list)
 
 
 class Registry(_Strict):
@@ -121,6 +159,8 @@ class Batch(_Strict):
     categories: list[str] = Field(default_factory=list)
     codemods: list[str] = Field(default_factory=list)
     description: str
+    features: bool = Field(False, description="Its folding codemods fold the rules' [[features]] predicates too "
+                                              "(earlier batches fold only the platform's).")
 
 
 class DataFiles(_Strict):
@@ -158,6 +198,7 @@ class Rules(_Strict):
     architectures: Architectures
     platform: Platform
     registries: list[Registry] = Field(default_factory=list)
+    features: list[Feature] = Field(default_factory=list)
     remove: list[ModuleRule] = Field(default_factory=list)
     keep: list[ModuleRule] = Field(default_factory=list)
     data: DataFiles = DataFiles()

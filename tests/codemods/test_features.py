@@ -1,0 +1,387 @@
+"""Feature decisions ([[features]] of rules/deepseek.toml) folded by fold_platform / remove_dead_branches:
+before/after cases in SGLang v0.5.16 shapes (snippets written for these tests), with idempotence."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import libcst as cst
+import pytest
+
+from shrinker.codemods.dead_branches import RemoveDeadBranches
+from shrinker.codemods.fold_platform import FoldFeatures
+from shrinker.codemods.inputs import CodemodInputs, Removed
+from shrinker.codemods.pipeline import transform_source
+from shrinker.rules.load import load_rules
+from shrinker.rules.predicates import PredicateTable, evaluate, without_predicates
+from tests.codemods.helpers import PlatformCodemodTest, run_transform
+
+
+@lru_cache(maxsize=1)
+def feature_inputs() -> CodemodInputs:
+    """What apply gives a features batch: the feature decisions alone (no platform predicates)."""
+    rules = load_rules("deepseek")
+    return CodemodInputs(rules=rules, removed=Removed(),
+                         table=PredicateTable(without_predicates(rules.platform), rules.features))
+
+
+class _FeatureTest(PlatformCodemodTest):
+    def assertCodemod(self, before: str, after: str, **kwargs):  # type: ignore[override]
+        return super().assertCodemod(before, after, inputs=feature_inputs(), **kwargs)
+
+    def assertUnchanged(self, code: str, **kwargs):  # type: ignore[override]
+        return super().assertUnchanged(code, inputs=feature_inputs())
+
+
+class TestDeadFeatureBranches(_FeatureTest):
+    TRANSFORM = RemoveDeadBranches
+
+    def test_walrus_branch_removed_when_name_read_nowhere_else(self) -> None:
+        self.assertCodemod(
+            """
+            def attn_backend_wrapper(runner, full_attn_backend):
+                if cfg := mambaish_config(runner.model_config):
+                    from sglang.srt.layers.attention.linear.utils import initialize_linear_attn_config
+
+                    initialize_linear_attn_config(runner.server_args)
+                    return HybridLinearAttnBackend(full_attn_backend, cfg)
+
+                return full_attn_backend
+            """,
+            """
+            def attn_backend_wrapper(runner, full_attn_backend):
+
+                return full_attn_backend
+            """,
+        )
+
+    def test_walrus_kept_when_name_read_after(self) -> None:
+        self.assertCodemod(
+            """
+            def f(kvc):
+                if mambaish := mambaish_config(kvc.model_config):
+                    setup(mambaish)
+                return mambaish
+            """,
+            """
+            def f(kvc):
+                if mambaish := mambaish_config(kvc.model_config):
+                    setup(mambaish)
+                return mambaish
+            """,
+            findings=["mambaish, bound by its assignment expression, is read elsewhere"],
+        )
+
+    def test_is_none_returns(self) -> None:
+        self.assertCodemod(
+            """
+            def commit_mamba_states_after_verify(target_worker, batch):
+                model_runner = target_worker.model_runner
+                if mambaish_config(model_runner.model_config) is None:
+                    return
+
+                mamba_pool = getattr(model_runner.req_to_token_pool, "mamba_pool", None)
+                mamba_pool.commit(batch)
+            """,
+            """
+            def commit_mamba_states_after_verify(target_worker, batch):
+                model_runner = target_worker.model_runner
+                return
+            """,
+        )
+
+    def test_predicate_with_args_and_chain(self) -> None:
+        self.assertCodemod(
+            """
+            def f(runner, backend):
+                if is_minimax_sparse(runner.model_config.hf_config):
+                    return MiniMaxHybridAttnBackend(backend)
+                elif backend == "x":
+                    return 1
+                return backend
+            """,
+            """
+            def f(runner, backend):
+                if backend == "x":
+                    return 1
+                return backend
+            """,
+        )
+
+    def test_value_rule_on_attribute(self) -> None:
+        self.assertCodemod(
+            """
+            def __init__(self, fa_impl_ver=3):
+                self.fa_impl_ver = fa_impl_ver
+                if self.fa_impl_ver == 3:
+                    self.impl = fa3
+                elif self.fa_impl_ver == 4:
+                    from sglang.jit_kernel.flash_attention_v4 import flash_attn_varlen_func
+
+                    self.impl = flash_attn_varlen_func
+                else:
+                    raise ValueError(f"Invalid version: {self.fa_impl_ver=}")
+                if self.fa_impl_ver != 4:
+                    self.splitkv = True
+            """,
+            """
+            def __init__(self, fa_impl_ver=3):
+                self.fa_impl_ver = fa_impl_ver
+                if self.fa_impl_ver == 3:
+                    self.impl = fa3
+                else:
+                    raise ValueError(f"Invalid version: {self.fa_impl_ver=}")
+                self.splitkv = True
+            """,
+        )
+
+    def test_value_rule_parameter_only_in_its_modules(self) -> None:
+        code = """
+            def flash_attn_with_kvcache(q, ver=3):
+                if ver == 3:
+                    return fa3(q)
+                elif ver == 4:
+                    return fa4(q)
+                raise RuntimeError(f"Unknown flash attention version {ver}")
+            """
+        # elsewhere a parameter `ver` is the caller's business: untouched
+        self.assertUnchanged(code)
+        source = self.make_fixture_data(code)
+        out, _ = run_transform(RemoveDeadBranches, source, feature_inputs(),
+                               path="sglang/jit_kernel/flash_attention.py", module="sglang.jit_kernel.flash_attention")
+        assert "fa4" not in out and "elif" not in out and "return fa3(q)" in out
+        again, second = run_transform(RemoveDeadBranches, out, feature_inputs(),
+                                      path="sglang/jit_kernel/flash_attention.py",
+                                      module="sglang.jit_kernel.flash_attention")
+        assert again == out and not +second.changes
+
+    def test_attribute_predicate_in_and(self) -> None:
+        self.assertCodemod(
+            """
+            self.mm_receiver = None
+            if (
+                self.server_args.language_only
+                and self.server_args.encoder_transfer_backend
+                in ["zmq_to_scheduler", "mooncake"]
+            ):
+                self.mm_receiver = create_mm_receiver(self.server_args)
+            self.counter = 0
+            """,
+            """
+            self.mm_receiver = None
+            self.counter = 0
+            """,
+        )
+
+    def test_platform_predicates_left_to_their_batch(self) -> None:
+        self.assertUnchanged(
+            """
+            if _is_hip:
+                import aiter
+            """
+        )
+
+
+class TestFoldFeatures(_FeatureTest):
+    TRANSFORM = FoldFeatures
+
+    def test_partial_test_and_ternary_and_flag(self) -> None:
+        self.assertCodemod(
+            """
+            def f(model_runner, eager_decode_gap):
+                if eager_decode_gap or mambaish_config(model_runner.model_config) is not None:
+                    return 1
+                n = 8 if is_minimax_sparse(model_runner.model_config.hf_config) else 2
+                hybrid_ssm = mambaish_config(model_runner.model_config) is not None or (
+                    model_runner.is_hybrid_swa
+                )
+                return n, hybrid_ssm
+            """,
+            """
+            def f(model_runner, eager_decode_gap):
+                if eager_decode_gap:
+                    return 1
+                n = 8 if is_minimax_sparse(model_runner.model_config.hf_config) else 2
+                hybrid_ssm = (
+                    model_runner.is_hybrid_swa
+                )
+                return n, hybrid_ssm
+            """,
+        )
+
+    def test_walrus_not_dropped_by_partial_fold(self) -> None:
+        self.assertUnchanged(
+            """
+            if (cfg := mambaish_config(mc)) or other(cfg):
+                use(cfg)
+            """
+        )
+
+    def test_setup_call_removed(self) -> None:
+        self.assertCodemod(
+            """
+            def init_mamba_backend(self) -> None:
+                initialize_mamba_selective_state_update_backend(self.server_args)
+                self.ready = True
+            """,
+            """
+            def init_mamba_backend(self) -> None:
+                self.ready = True
+            """,
+        )
+
+    def test_constant_inlined(self) -> None:
+        self.assertCodemod(
+            """
+            import torch
+            # FLA's chunk size
+            from sglang.kernels.ops.attention.fla.chunk_delta_h import CHUNK_SIZE as FLA_CHUNK_SIZE
+            from sglang.srt.utils import is_cuda
+            """,
+            """
+            import torch
+            # FLA's chunk size
+            FLA_CHUNK_SIZE = 64  # sglang.kernels.ops.attention.fla.chunk_delta_h.CHUNK_SIZE (removed feature)
+            from sglang.srt.utils import is_cuda
+            """,
+        )
+
+    def test_import_with_other_names_left_alone(self) -> None:
+        self.assertUnchanged(
+            """
+            from sglang.kernels.ops.attention.fla.chunk_delta_h import CHUNK_SIZE, chunk_fwd_h
+            """
+        )
+
+
+def test_setup_call_emptying_a_method_leaves_pass() -> None:
+    source = "def init_mamba_backend(self) -> None:\n    initialize_mamba_selective_state_update_backend(self.server_args)\n"
+    result = transform_source(source, path="x.py", module="sglang.srt.managers.scheduler", inputs=feature_inputs(),
+                              codemods=["fold_features"])
+    assert result.status == "success", result.error
+    assert result.code == "def init_mamba_backend(self) -> None:\n    pass\n"
+
+
+@pytest.mark.parametrize("text, module, expected", [
+    ("(cfg := mambaish_config(runner.model_config))", "", False),
+    ("mambaish_config(runner.model_config) is None", "", True),
+    ("not (self.fa_impl_ver == 3) and self.fa_impl_ver == 4", "", False),
+    ("ver == 4", "sglang.jit_kernel.flash_attention", False),
+    ("ver == 4", "sgl_kernel.flash_attn", None),
+    ("self.server_args.language_only", "", False),
+    ("_is_hip", "", None),  # the feature table alone: platform predicates are not in it
+])
+def test_planner_evaluates_feature_guards(text: str, module: str, expected) -> None:
+    assert evaluate(cst.parse_expression(text), feature_inputs().table, module) is expected
+
+
+def test_feature_rules_validate() -> None:
+    rules = load_rules("deepseek")
+    names = [f.name for f in rules.features]
+    assert any("hybrid linear attention" in n for n in names) and any("FA4" in n for n in names)
+    batch = next(b for b in rules.batches if b.features)
+    assert batch.categories == ["feature"] and batch.name == "features DeepSeek does not use"
+    order = [b.name for b in rules.batches]
+    assert order.index(batch.name) < order.index("dead symbols")
+    assert all(r.category == "feature" for r in rules.remove if r.pattern.startswith("sglang.kernels.ops.mamba"))
+    pred = next(p for f in rules.features for p in f.predicates if p.name == "mambaish_config")
+    assert pred.returns_none and pred.with_args and pred.value is False
+
+
+def _inputs_removing(*modules: str) -> CodemodInputs:
+    base = feature_inputs()
+    return CodemodInputs(rules=base.rules, removed=Removed(modules=frozenset(modules)), table=base.table)
+
+
+class TestFeatureRegistrations(PlatformCodemodTest):
+    TRANSFORM = FoldFeatures
+
+    def test_registration_naming_a_removed_module_goes(self) -> None:
+        inputs = _inputs_removing("sglang.srt.mem_cache.storage.eic")
+        self.assertCodemod(
+            """
+            StorageBackendFactory.register_backend(
+                "file", "sglang.srt.mem_cache.hicache_storage", "HiCacheFile"
+            )
+
+            StorageBackendFactory.register_backend(
+                "eic",
+                "sglang.srt.mem_cache.storage.eic.eic_storage",
+                "EICStorage",
+            )
+            """,
+            """
+            StorageBackendFactory.register_backend(
+                "file", "sglang.srt.mem_cache.hicache_storage", "HiCacheFile"
+            )
+            """,
+            inputs=inputs,
+        )
+
+    def test_registration_with_a_computed_argument_stays(self) -> None:
+        self.assertUnchanged(
+            """
+            StorageBackendFactory.register_backend("eic", "sglang.srt.mem_cache.storage.eic.eic_storage", name())
+            """,
+            inputs=_inputs_removing("sglang.srt.mem_cache.storage.eic"),
+        )
+
+
+class TestStringValues(_FeatureTest):
+    TRANSFORM = RemoveDeadBranches
+
+    def test_string_value_rule_inlines_the_early_return(self) -> None:
+        self.assertCodemod(
+            """
+            async def add_external_corpus(self, obj):
+                self.auto_create_handle_loop()
+                if self.server_args.speculative_algorithm != "NGRAM":
+                    return Output(success=False, message="Ngram speculative decoding is not enabled.")
+                from sglang.srt.speculative.cpp_ngram.external_corpus import SEPARATOR_TOKEN
+
+                return await self.send(obj, SEPARATOR_TOKEN)
+            """,
+            """
+            async def add_external_corpus(self, obj):
+                self.auto_create_handle_loop()
+                return Output(success=False, message="Ngram speculative decoding is not enabled.")
+            """,
+        )
+
+    def test_list_with_an_unknown_value_stays(self) -> None:
+        self.assertUnchanged(
+            """
+            if self.speculative_algorithm not in ["NGRAM", None]:
+                raise ValueError("LoRA needs NGRAM")
+            """
+        )
+
+
+def test_bad_feature_field_is_one_line_error(tmp_path) -> None:
+    from shrinker.errors import ShrinkError
+
+    text = (load_rules("deepseek").source and open(load_rules("deepseek").source).read())
+    bad = tmp_path / "deepseek.toml"
+    bad.write_text(text.replace('returns_none = true', 'returns_none = "yes please"', 1))
+    with pytest.raises(ShrinkError, match=r"features\.0\.predicates\.0\.returns_none"):
+        load_rules(path=bad)
+
+
+def test_planner_marks_feature_guards_apart() -> None:
+    from shrinker.plan.reach import feature_table, record_dead
+    from shrinker.plan.registries import RegistryView
+
+    rules = load_rules("deepseek")
+    table, features = PredicateTable(rules.platform), feature_table(rules)
+    walrus = {"guards": ["cfg := mambaish_config(runner.model_config)"], "function": "attn_backend_wrapper"}
+    assert record_dead(walrus, "m", RegistryView(), table, rules, features).code == "feature_guard"
+    assert record_dead(walrus, "m", RegistryView(), table, rules) is None  # without the decisions: live
+    hip = {"guards": ["_is_hip"], "function": ""}
+    assert record_dead(hip, "m", RegistryView(), table, rules, features).code == "platform_guard"
+
+
+def test_fold_features_implies_dead_branches_only() -> None:
+    from shrinker.codemods.pipeline import resolve_codemods
+
+    assert resolve_codemods(["fold_features", "remove_dead_imports", "remove_unused_names"]) == [
+        "fold_features", "remove_dead_branches", "remove_dead_imports", "remove_unused_names"]
