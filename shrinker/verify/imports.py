@@ -4,6 +4,14 @@ in the pruned tree, in the verify environment. Imports upstream but not pruned =
 Workers (probes/import_worker.py) run in parallel, each a fork server; upstream results are cached
 per upstream commit (and per environment, worker version and mode) under cache_dir()/verify/.
 
+Bases: most of a module's import time is the tree's own closure, shared by hundreds of modules. The
+pruned run (run_on_bases) picks base modules from upstream's recorded closures (import_bases.py),
+imports each in a fresh process first (a broken base is reported like any module and never used),
+then forks each module's child from a server that imported the largest base whose pruned closure its
+own upstream import loaded anyway and that its pruned module-level imports still reach; a based
+result that differs from upstream's is re-run fresh.
+Upstream always runs fresh (its cache keeps its meaning). `bases=False`: the slow path.
+
 Mode: with a `pretend` spec (verify data [pretend]) both trees import as on that NVIDIA GPU
 (probes/pretend_cuda.py): the pruned tree is CUDA-only, so on a CPU machine it could only be compared
 with upstream's CPU branches; pretending for both keeps the comparison differential. Without one
@@ -36,6 +44,8 @@ from typing import Sequence
 from shrinker import paths
 from shrinker.console import console, progress
 from shrinker.verify.env import VerifyEnv
+from shrinker.verify.factcache import tree_facts
+from shrinker.verify.import_bases import assign_bases, choose_bases, static_importers
 from shrinker.verify.tree import IMPORT_ROOTS, SourceTree, content_hash
 
 WORKER = Path(__file__).parent / "probes" / "import_worker.py"
@@ -51,6 +61,7 @@ PRELOAD = ["torch", "torch._dynamo", "torch._inductor.compile_fx", "triton", "tr
 SKIP_LAST_PARTS = {"__main__"}  # importing these runs a program
 HEARTBEAT_S = 60.0
 TASK_SIZE = 24
+BASE_TASK_SIZE = 48  # one base import serves about this many modules (the base's import costs seconds)
 RETRY_FACTOR = 5
 # Bump when the worker's (or pretend_cuda's) results change meaning (not for scheduling changes):
 # keys the upstream cache.
@@ -122,34 +133,56 @@ def importable_modules(tree: SourceTree, only: Sequence[str] | None = None) -> l
     return sorted(mods)
 
 
-def make_tasks(modules: list[str], cost: dict[str, float] | None = None) -> list[dict]:
+def make_tasks(modules: list[str], cost: dict[str, float] | None = None,
+               bases: dict[str, str] | None = None) -> list[dict]:
     """Sibling modules share a task (one sub-server imports their parent once); big families are cut
-    into chunks so the two workers stay busy to the end. Costliest first (longest-processing-time
-    order), by upstream's seconds where known."""
-    groups: dict[str, list[str]] = {}
+    into chunks so the two workers stay busy to the end. Modules on the same base (`bases`: module ->
+    base, import_bases.py) share tasks of whole parent groups until BASE_TASK_SIZE modules are reached
+    (a bigger group is cut), one base import each.
+    Costliest first (longest-processing-time order), by upstream's seconds where known."""
+    def weight(ms: list[str]) -> float:
+        return sum((cost or {}).get(m, 1.0) for m in ms)
+
+    by_base: dict[str, dict[str, list[str]]] = {}
     for m in modules:
-        groups.setdefault(m.rpartition(".")[0], []).append(m)
+        base = (bases or {}).get(m, "")
+        by_base.setdefault(base, {}).setdefault(m.rpartition(".")[0], []).append(m)
     tasks = []
-    for parent, members in groups.items():
+    for parent, members in by_base.pop("", {}).items():
         for i in range(0, len(members), TASK_SIZE):
             chunk = members[i:i + TASK_SIZE]
-            tasks.append({"parent": parent, "modules": chunk,
-                          "cost": sum((cost or {}).get(m, 1.0) for m in chunk)})
-    tasks.sort(key=lambda t: (-t["cost"], t["parent"], t["modules"][0]))
+            tasks.append({"parent": parent, "modules": chunk, "cost": weight(chunk)})
+    for base, groups in sorted(by_base.items()):
+        chunk: list = []
+        for parent, members in sorted(groups.items()):
+            for i in range(0, len(members), BASE_TASK_SIZE):
+                chunk.append([parent, members[i:i + BASE_TASK_SIZE]])
+                if sum(len(g[1]) for g in chunk) >= BASE_TASK_SIZE:
+                    tasks.append(_based_task(base, chunk, weight))
+                    chunk = []
+        if chunk:
+            tasks.append(_based_task(base, chunk, weight))
+    tasks.sort(key=lambda t: (-t["cost"], t.get("base", ""), t["parent"], t["modules"][0]))
     return tasks
+
+
+def _based_task(base: str, groups: list, weight) -> dict:
+    mods = [m for _, ms in groups for m in ms]
+    return {"base": base, "groups": groups, "parent": groups[0][0], "modules": mods, "cost": weight(mods)}
 
 
 def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: int = 2,
                 timeout: float = 60.0, label: str = "importing", cost: dict[str, float] | None = None,
-                pretend: dict | None = None) -> dict[str, ImportOutcome]:
+                pretend: dict | None = None, bases: dict[str, str] | None = None) -> dict[str, ImportOutcome]:
     """Import each module in isolation in `tree`; one outcome per module. Workers take the next
     task when they finish one (`cost`: expected seconds per module, for the order; `pretend`:
-    pretend_cuda's spec, or None for the real machine)."""
+    pretend_cuda's spec, or None for the real machine; `bases`: module -> the base its child
+    forks from, see import_bases.py)."""
     results: dict[str, ImportOutcome] = {}
     if not modules:
         return results
     clear_stale_build_locks()
-    pending = make_tasks(modules, cost)
+    pending = make_tasks(modules, cost, bases)
     with tempfile.TemporaryDirectory(prefix="shrink-imports-") as tmp, progress(label, len(modules)) as advance:
         cfg = Path(tmp) / "worker.json"
         cfg.write_text(json.dumps({"timeout": timeout, "preload": PRELOAD, "tops": sorted(tree.top_packages),
@@ -173,7 +206,8 @@ def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: i
             stdin = procs[index][0].stdin
             if pending:
                 task = pending.pop(0)
-                stdin.write(json.dumps({"parent": task["parent"], "modules": task["modules"]}) + "\n")
+                keys = ("base", "groups") if task.get("base") else ("parent", "modules")
+                stdin.write(json.dumps({k: task[k] for k in keys}) + "\n")
                 stdin.flush()
             elif not stdin.closed:
                 stdin.close()
@@ -378,10 +412,33 @@ class ImportComparison:
     upstream: dict[str, ImportOutcome] = field(default_factory=dict)
 
 
+def run_on_bases(tree: SourceTree, env: VerifyEnv, modules: list[str], upstream: dict[str, ImportOutcome],
+                 **run) -> dict[str, ImportOutcome]:
+    """run_imports for the pruned tree, with shared bases (import_bases.py): the bases first, each in
+    a fresh process; then the modules, each forked from the largest usable base (assign_bases: in
+    its upstream closure, reached by its pruned imports); then, fresh again, every based module whose result (ok or not) differs from upstream's, so what
+    is reported (a regression, a fix) is what an import in a fresh process gives."""
+    closures = {m: frozenset(upstream[m].loaded) for m in modules if m in upstream and upstream[m].ok}
+    picks = choose_bases(closures, [m for m in modules if m in closures], modules)
+    if not picks:
+        return run_imports(tree, env, modules, label="importing pruned", **run)
+    out = run_imports(tree, env, picks, label="importing pruned (bases)", **run)
+    base_closures = {b: frozenset(out[b].loaded) for b in picks if out[b].ok}
+    rest = [m for m in modules if m not in out]
+    importers = static_importers(tree_facts(tree), list(tree.modules), list(base_closures))
+    assigned = assign_bases(rest, closures, base_closures, importers)
+    out.update(run_imports(tree, env, rest, label="importing pruned", bases=assigned, **run))
+    differ = [m for m in rest if assigned[m] and out[m].ok != (m in upstream and upstream[m].ok)]
+    if differ:
+        out.update(run_imports(tree, env, differ, label="importing pruned (differences, fresh)", **run))
+    return out
+
+
 def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *, commit: str | None,
                     jobs: int = 2, timeout: float = 60.0, reuse: bool = True,
                     only: Sequence[str] | None = None, needs_cuda: Sequence[str] = (),
-                    pretend: dict | None = None) -> ImportComparison:
+                    pretend: dict | None = None, bases: bool = True) -> ImportComparison:
+    """`bases`: pruned modules fork from shared bases (run_on_bases); upstream always runs fresh."""
     modules = importable_modules(pruned, only)
     up, n_run = upstream_results(upstream, commit, env, modules, jobs=jobs, timeout=timeout, pretend=pretend)
     todo = list(modules)
@@ -407,8 +464,9 @@ def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *,
         pruned_out.update(hits)
         todo = [m for m in todo if m not in hits]
     cost = {m: up[m].seconds for m in todo if m in up}
-    fresh = run_imports(pruned, env, todo, jobs=jobs, timeout=timeout, label="importing pruned",
-                        cost=cost, pretend=pretend)
+    run = dict(jobs=jobs, timeout=timeout, cost=cost, pretend=pretend)
+    fresh = run_on_bases(pruned, env, todo, up, **run) if bases else run_imports(
+        pruned, env, todo, label="importing pruned", **run)
     pruned_out.update(fresh)
     # A timeout on a busy machine is weak evidence (a C++ build at import can pass the limit): before
     # calling it a regression, give it one more go, alone, with a much longer limit.

@@ -102,7 +102,7 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
                 report_dir: Path | None = None, profile: str = "deepseek", env: VerifyEnv | None = None,
                 reuse: bool = True, timeout: float = 60.0, upstream_commit: str | None = "auto",
                 only: Sequence[str] | None = None, surface: dict | None = None,
-                rules: "Rules | None" = None) -> VerifyResult:
+                rules: "Rules | None" = None, bases: bool = True) -> VerifyResult:
     """Verify TREE (pruned) against UPSTREAM_ROOT; `checks` picks checks or groups (static, quick, dynamic).
 
     Static checks need nothing but the two trees; the others need the verify environment
@@ -110,6 +110,7 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
     git tree (`upstream_commit="auto"`) or under the commit given; None disables the caches.
     `reuse`: take upstream's import result for a module whose whole import closure is unchanged.
     `only`: module prefixes the import check is limited to (quick runs, tests); default all.
+    `bases`: pruned imports fork from shared bases (imports.run_on_bases); False: each from scratch.
     `surface` / `rules`: what the CLI, ServerArgs and behaviour checks use instead of
     data/<profile>.toml and rules/<profile>.toml (fixture trees in tests).
     """
@@ -154,7 +155,7 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
     if "imports" in wanted:
         with _Timer() as t:
             cmp = compare_imports(pruned_tree, upstream_tree, env, commit=commit, jobs=jobs, timeout=timeout,
-                                  reuse=reuse, only=only, needs_cuda=needs_cuda, pretend=pretend)
+                                  reuse=reuse, only=only, needs_cuda=needs_cuda, pretend=pretend, bases=bases)
         result.checks.append(CheckResult(
             "imports", passed=not cmp.regressions,
             counts={"pretend_gpu": int(bool(pretend)), "modules": cmp.modules, "import_upstream": cmp.upstream_ok, "import_pruned": cmp.pruned_ok,

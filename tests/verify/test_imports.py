@@ -183,3 +183,133 @@ def test_pruned_outcomes_reused_across_runs_while_what_they_read_is_unchanged(tr
     assert {f.split(" ")[1] for f in third.regressions} == {"sglang.srt.layers.attention.triton_backend",
                                                             "sglang.srt.models.deepseek_v2"}
     assert not third.pruned["sglang.srt.models.deepseek_v2"].reused
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared bases (import_bases.py): children fork from a server that imported a base module first
+
+BASE = "sglang.srt.utils.common"
+
+
+def test_based_children_do_not_see_each_others_side_effects(trees, fake_env):
+    _, pruned = trees
+    layers = pruned / "python/sglang/srt/layers"
+    (layers / "a_flag_setter.py").write_text("import sglang.srt.utils.common as c\nc.FLAG = True\n")
+    (layers / "b_flag_reader.py").write_text(
+        "import sglang.srt.utils.common as c\nassert not getattr(c, 'FLAG', False), 'saw a sibling'\n")
+    mods = ["sglang.srt.layers.a_flag_setter", "sglang.srt.layers.b_flag_reader"]
+    results = run_imports(SourceTree.load(pruned), fake_env, mods, bases={m: BASE for m in mods})
+    assert results["sglang.srt.layers.b_flag_reader"].ok, results["sglang.srt.layers.b_flag_reader"].error
+    assert results["sglang.srt.layers.a_flag_setter"].ok
+    assert BASE in results["sglang.srt.layers.b_flag_reader"].loaded  # what the import read, base included
+
+
+def test_based_failure_crash_and_hang_each_get_their_own_result(trees, fake_env):
+    _, pruned = trees
+    edit(pruned / "python/sglang/srt/layers/attention/ascend_backend.py", "class AscendBackend:",
+         "import os\nos._exit(3)\n\n\nclass AscendBackend:")
+    edit(pruned / HELPER, "def scale", "import time\ntime.sleep(60)\n\n\ndef scale")
+    edit(pruned / "python/sglang/srt/function_call/qwen_detector.py", "class QwenDetector", "1 / 0\n\n\nclass QwenDetector")
+    mods = ["sglang.srt.layers.attention.ascend_backend", "sglang.srt.layers.helper_ops",
+            "sglang.srt.function_call.qwen_detector", "sglang.srt.parser.reasoning_parser"]
+    results = run_imports(SourceTree.load(pruned), fake_env, mods, timeout=3, bases={m: BASE for m in mods})
+    assert results["sglang.srt.layers.attention.ascend_backend"].status == "crash"
+    assert results["sglang.srt.layers.helper_ops"].status == "timeout"
+    assert results["sglang.srt.function_call.qwen_detector"].status == "error"
+    assert "ZeroDivisionError" in results["sglang.srt.function_call.qwen_detector"].error
+    assert results["sglang.srt.parser.reasoning_parser"].ok
+
+
+def test_a_base_that_fails_in_the_worker_leaves_its_modules_to_run_without_it(trees, fake_env):
+    _, pruned = trees
+    (pruned / "python/sglang/srt/broken_base.py").write_text("raise RuntimeError('no base')\n")
+    mods = ["sglang.srt.parser.reasoning_parser", "sglang.srt.function_call.qwen_detector"]
+    results = run_imports(SourceTree.load(pruned), fake_env, mods, bases={m: "sglang.srt.broken_base" for m in mods})
+    assert all(results[m].ok for m in mods)
+    assert "sglang.srt.broken_base" not in results["sglang.srt.parser.reasoning_parser"].loaded
+
+
+def _low_thresholds(monkeypatch) -> None:
+    from shrinker.verify import import_bases
+
+    monkeypatch.setattr(import_bases, "MIN_CLOSURE", 1)
+    monkeypatch.setattr(import_bases, "MIN_GAIN", 1)
+
+
+def test_bases_give_the_fresh_path_s_outcomes(trees, fake_env, monkeypatch):
+    _low_thresholds(monkeypatch)
+    upstream, pruned = trees
+    args = (SourceTree.load(pruned), SourceTree.load(upstream), fake_env)
+    fresh = compare_imports(*args, commit=None, reuse=False, bases=False)
+    based = compare_imports(*args, commit=None, reuse=False)
+    assert {m: o.status for m, o in based.pruned.items()} == {m: o.status for m, o in fresh.pruned.items()}
+    assert {m: o.loaded for m, o in based.pruned.items()} == {m: o.loaded for m, o in fresh.pruned.items()}
+
+
+def test_a_failing_base_is_reported_and_so_are_its_importers(trees, fake_env, monkeypatch):
+    """The bases run first in fresh processes: one broken by pruning is a regression like any other,
+    and is never used as a base."""
+    from shrinker.verify import imports
+
+    _low_thresholds(monkeypatch)
+    calls = []
+    real = imports.run_imports
+    monkeypatch.setattr(imports, "run_imports", lambda *a, **k: calls.append(k.get("bases")) or real(*a, **k))
+    upstream, pruned = trees
+    edit(pruned / "python/sglang/srt/utils/common.py", "", "raise RuntimeError('pruned too much')\n")
+    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None, reuse=False)
+    broken = {f.split(" ")[1] for f in cmp.regressions}
+    assert {"sglang.srt.utils.common", "sglang.srt.models.deepseek_v2"} <= broken
+    assert all("RuntimeError: pruned too much" in f for f in cmp.regressions)
+    assert not any(BASE in (b or {}).values() for b in calls)
+
+
+def test_a_based_difference_from_upstream_is_confirmed_fresh(trees, fake_env, monkeypatch):
+    from shrinker.verify import imports
+
+    _low_thresholds(monkeypatch)
+    labels = []
+    real = imports.run_imports
+    monkeypatch.setattr(imports, "run_imports", lambda *a, **k: labels.append(k.get("label")) or real(*a, **k))
+    upstream, pruned = trees
+    (pruned / HELPER).unlink()
+    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None, reuse=False)
+    assert {f.split(" ")[1] for f in cmp.regressions} == {"sglang.srt.layers.attention.triton_backend",
+                                                          "sglang.srt.models.deepseek_v2"}
+    assert "importing pruned (differences, fresh)" in labels
+
+
+def test_a_pruned_side_effect_import_is_not_masked_by_a_base(trees, fake_env, monkeypatch):
+    """Pruning drops an import line a module needed only for its side effect (a registration). The
+    module upstream loaded that registration, so it could serve as a base; its pruned imports no
+    longer reach it, so it runs without one and the failure is reported."""
+    from shrinker.verify import import_bases
+
+    _low_thresholds(monkeypatch)
+    monkeypatch.setattr(import_bases, "MAX_BASES", 100)
+    upstream, pruned = trees
+    for root in trees:
+        layers = root / "python/sglang/srt/layers"
+        (layers / "registry_ops.py").write_text("REG = {}\n")
+        (layers / "register_a.py").write_text("from sglang.srt.layers.registry_ops import REG\nREG['a'] = 1\n")
+        (root / "python/sglang/srt/models/needs_a.py").write_text(
+            "import sglang.srt.layers.register_a  # noqa: F401\nfrom sglang.srt.layers.registry_ops import REG\n"
+            "assert 'a' in REG, 'not registered'\n")
+    edit(pruned / "python/sglang/srt/models/needs_a.py", "import sglang.srt.layers.register_a  # noqa: F401\n", "")
+    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None, reuse=False)
+    assert [f.split(" ")[1] for f in cmp.regressions] == ["sglang.srt.models.needs_a"]
+    assert "not registered" in cmp.regressions[0]
+
+
+def test_tasks_on_one_base_share_its_import_in_chunks(monkeypatch):
+    from shrinker.verify import imports
+
+    monkeypatch.setattr(imports, "BASE_TASK_SIZE", 4)
+    mods = ["p.a.x", "p.a.y", "p.a.z", "p.b.x", "p.b.y", "p.c.x", "q.free"]
+    tasks = imports.make_tasks(mods, bases={m: "p.core" for m in mods if m != "q.free"})
+    based = [t for t in tasks if t.get("base")]
+    # whole parent groups until 4 are reached (a group bigger than 4 is cut), then a new task
+    assert [sum(len(ms) for _, ms in t["groups"]) for t in based] == [5, 1]
+    assert all(t["base"] == "p.core" for t in based)
+    assert sorted(m for t in tasks for m in t["modules"]) == sorted(mods)
+    assert [t["modules"] for t in tasks if not t.get("base")] == [["q.free"]]

@@ -4,8 +4,9 @@
 
 CONFIG: {"timeout": s, "preload": [third-party names], "tops": [tree packages], "root": tree root,
 "pretend": pretend_cuda.py's spec or null}.
-Tasks come on stdin, one JSON line each: {"parent": package, "modules": [its children]}; after each
-the worker prints {"task_done": true}, so the caller can hand out work as workers free up.
+Tasks come on stdin, one JSON line each: {"parent": package, "modules": [its children]}, or
+{"base": module, "groups": [[package, [its children]], ...]}; after each the worker prints
+{"task_done": true}, so the caller can hand out work as workers free up.
 
 Every module is imported by a fresh forked child that imports exactly that module, so a module that
 fails, hangs or poisons the interpreter cannot touch another's result. Two things are shared to make
@@ -15,6 +16,11 @@ that fast, neither of which changes what an isolated `python -c "import X"` woul
   imported that parent: Python imports a module's parent packages before the module itself, so
   they would run first anyway. When the parent fails to import, its children fork from the server
   instead (and fail on the parent themselves).
+A task's `base` goes further (a tree module imported once by a base server, from which the groups'
+sub-servers fork): it runs before the module's own imports would reach it, so the caller only names
+one it checked in a fresh process first and that each module's own import loads anyway
+(verify/import_bases.py), and re-runs fresh what then differs from upstream. If the base fails here,
+the groups run without it.
 One JSON line per module goes to stdout: {"module", "status": "ok" | "error" | "timeout" | "crash",
 "seconds", "error": last traceback lines, "loaded": tree modules in sys.modules afterwards,
 "files" / "dirs": paths under the tree root the import opened / listed (an audit hook sees them:
@@ -124,20 +130,26 @@ def _run_one(module: str, timeout: float, tops: set[str]) -> dict:
     return {"module": module, "seconds": seconds, **result}
 
 
+def _import_quietly(name: str, timeout: float) -> None:
+    """Import `name` in a (sub-)server, or exit 3 so the process above runs the work itself."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    saved = os.dup(2)
+    os.dup2(devnull, 2)  # the import's warnings are the children's business
+    signal.alarm(int(timeout) + 1)  # a hanging import kills this sub-server (SIGALRM)
+    try:
+        importlib.import_module(name)
+    except BaseException:
+        os._exit(3)
+    finally:
+        signal.alarm(0)
+        os.dup2(saved, 2)
+        os.close(devnull)
+
+
 def _serve_group(parent: str, modules: list[str], timeout: float, tops: set[str]) -> None:
     """In a forked sub-server: import the parent package once, then one child per module."""
     if parent:
-        devnull = os.open(os.devnull, os.O_RDWR)
-        saved = os.dup(2)
-        os.dup2(devnull, 2)  # the parent's import warnings are the children's business
-        signal.alarm(int(timeout) + 1)  # a hanging parent kills this sub-server (SIGALRM)
-        try:
-            importlib.import_module(parent)
-        except BaseException:
-            os._exit(3)  # the server runs these modules itself
-        finally:
-            signal.alarm(0)
-            os.dup2(saved, 2)
+        _import_quietly(parent, timeout)
     gc.freeze()  # children then leave the shared heap's pages alone (no copy-on-write by the collector)
     for module in modules:
         _emit(_run_one(module, timeout, tops))
@@ -166,8 +178,30 @@ def main() -> None:
     gc.freeze()
     for line in sys.stdin:
         task = json.loads(line)
-        _serve_task(task["parent"], task["modules"], timeout, tops)
+        groups = task.get("groups") or [[task["parent"], task["modules"]]]
+        if task.get("base"):
+            _serve_based(task["base"], groups, timeout, tops)
+        else:
+            for parent, modules in groups:
+                _serve_task(parent, modules, timeout, tops)
         _emit({"task_done": True})
+
+
+def _serve_based(base: str, groups: list, timeout: float, tops: set[str]) -> None:
+    """Fork a base server that imports `base`, then serves the groups from there."""
+    pid = os.fork()
+    if pid == 0:
+        _import_quietly(base, timeout)
+        gc.freeze()
+        for parent, modules in groups:
+            _serve_task(parent, modules, timeout, tops)
+        os._exit(0)
+    _, wstatus = os.waitpid(pid, 0)
+    if os.WIFEXITED(wstatus) and os.WEXITSTATUS(wstatus) == 0:
+        return
+    # The base failed here (or its server died): every group again without it; the last line wins.
+    for parent, modules in groups:
+        _serve_task(parent, modules, timeout, tops)
 
 
 def _serve_task(parent: str, modules: list[str], timeout: float, tops: set[str]) -> None:

@@ -1,0 +1,132 @@
+"""Shared bases for the pruned import check: tree modules a fork server imports once, so the children
+that import a module on top of one skip that part of its closure.
+
+Most of a module's import time is the tree's own closure (layers, server args, memory pools ...),
+shared by hundreds of modules. A base B is used for a module M only when
+- B imported in the pruned tree in a fresh process of its own (a base's failure is its own result,
+  and it is never used);
+- every tree module B's import loaded is one M's upstream import loaded too (M would run B's code
+  anyway, so no foreign side effect is added), and M is not among them (else M would be preloaded);
+- M's module-level imports in the pruned tree still reach B (static, from the tree's facts): a
+  pruned import line that M needed for B's side effects (a registration ...) makes M run without a
+  base, so its failure shows.
+The bases are picked from upstream's recorded closures (no names to configure): greedily, the module
+whose closure most modules contain, weighted by its size. The caller re-runs fresh any based result
+that disagrees with upstream's, so a base can never create a regression nor hide a difference that
+shows up as a failure.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Mapping, Sequence
+
+MAX_BASES = 16
+MIN_GAIN = 2000  # tree-module loads a base must save to be worth its own fresh import
+MIN_CLOSURE = 20  # smaller closures are cheap: not worth a fork level
+
+
+def choose_bases(closures: Mapping[str, frozenset[str]], candidates: Sequence[str],
+                 modules: Sequence[str]) -> list[str]:
+    """Greedy: each pick saves the most module loads over what the earlier picks already save.
+    `closures`: upstream's loaded tree modules per module (ok imports only)."""
+    max_bases, min_gain = MAX_BASES, MIN_GAIN  # read at call time (tests lower them)
+    allowed = {b for b in candidates if b in closures and len(closures[b]) >= MIN_CLOSURE}
+    bits = _bitsets(closures)  # subset tests on ints: ~100x faster than on sets of names
+    users: dict[str, list[str]] = {}
+    for m in modules:
+        cm = closures.get(m)
+        if cm is None:
+            continue
+        for b in allowed.intersection(cm):  # b's closure holds b, so only m's own closure can hold a base
+            if m not in closures[b] and bits[b] & bits[m] == bits[b]:
+                users.setdefault(b, []).append(m)
+    covered = {m: 0 for m in modules}  # size of the best base picked so far for m
+
+    def gain(b: str) -> int:
+        size = len(closures[b])
+        return sum(size - covered[m] for m in users[b] if size > covered[m])
+
+    # lazy greedy: a gain only shrinks as picks are made, so a stale upper bound is re-checked on top
+    heap = [(-gain(b), b) for b in sorted(users)]
+    heapq.heapify(heap)
+    picks: list[str] = []
+    while heap and len(picks) < max_bases:
+        _, b = heapq.heappop(heap)
+        g = gain(b)
+        if heap and g < -heap[0][0]:
+            heapq.heappush(heap, (-g, b))
+            continue
+        if g < min_gain:
+            break
+        picks.append(b)
+        for m in users[b]:
+            covered[m] = max(covered[m], len(closures[b]))
+    return picks
+
+
+def _bitsets(closures: Mapping[str, frozenset[str]]) -> dict[str, int]:
+    index: dict[str, int] = {}
+    out = {}
+    for m, closure in closures.items():
+        value = 0
+        for name in closure:
+            value |= 1 << index.setdefault(name, len(index))
+        out[m] = value
+    return out
+
+
+def static_importers(facts: Mapping, modules: Sequence[str], targets: Sequence[str]) -> dict[str, frozenset[str]]:
+    """target -> the tree modules whose module-level imports reach it (parents included: importing
+    a.b.c imports a and a.b first). `facts`: module -> FileFacts of the pruned tree's sources;
+    `modules`: all its modules (namespace packages have no facts)."""
+    known = set(modules)
+    importers: dict[str, set[str]] = {}
+
+    def edge(src: str, dst: str) -> None:
+        parts = dst.split(".")
+        for i in range(1, len(parts) + 1):
+            name = ".".join(parts[:i])
+            if name in known and name != src:
+                importers.setdefault(name, set()).add(src)
+
+    for m in known:
+        edge(m, m.rpartition(".")[0])
+        f = facts.get(m)
+        for ref in f.imports if f is not None else ():
+            if ref.in_function or ref.guard == "type_checking":
+                continue  # never run at import time
+            edge(m, ref.module)
+            for n in ref.names or ():
+                if f"{ref.module}.{n}" in known:
+                    edge(m, f"{ref.module}.{n}")
+    out = {}
+    for t in targets:
+        seen, todo = {t}, [t]
+        while todo:
+            for src in importers.get(todo.pop(), ()):
+                if src not in seen:
+                    seen.add(src)
+                    todo.append(src)
+        out[t] = frozenset(seen)
+    return out
+
+
+def assign_bases(modules: Sequence[str], upstream_closures: Mapping[str, frozenset[str]],
+                 base_closures: Mapping[str, frozenset[str]],
+                 importers: Mapping[str, frozenset[str]] | None = None) -> dict[str, str]:
+    """module -> the largest usable base ('' = none). `base_closures`: the bases that imported in the
+    pruned tree, with what their pruned import loaded; `importers`: static_importers of the bases
+    (None: not checked)."""
+    out: dict[str, str] = {}
+    for m in modules:
+        cm = upstream_closures.get(m)
+        best = ""
+        if cm is not None and m not in base_closures:
+            for b, cb in base_closures.items():
+                if importers is not None and m not in importers.get(b, ()):
+                    continue
+                if m not in cb and cb <= cm and (not best or len(cb) > len(base_closures[best])):
+                    best = b
+        out[m] = best
+    return out
