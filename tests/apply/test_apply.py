@@ -3,46 +3,21 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 
 import pytest
 
 from shrinker.errors import ShrinkError
-from tests.conftest import MINITREE
-
-
-def _git(cwd, *args):
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"})
+from tests.apply.mini_project import make_project, mini_rules
 
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    """A sandbox project: the mini tree as a git upstream, its rules as profile `mini`, a plan."""
-    root = tmp_path / "proj"
-    (root / "rules").mkdir(parents=True)
-    text = (MINITREE / "rules.toml").read_text()
-    # The platform fold removes the `if is_npu():` import of the deleted NPU module; the last batch
-    # prunes the registries (ascend backend, gguf) and the imports of what it deletes.
-    text = text.replace('codemods = ["fold_platform", "remove_dead_imports"]', 'codemods = ["fold_platform"]')
-    text = text.replace('codemods = ["remove_dead_imports"]', 'codemods = ["prune_registries", "remove_dead_imports"]')
-    (root / "rules" / "mini.toml").write_text(text)
-    monkeypatch.setenv("SHRINK_ROOT", str(root))
-    monkeypatch.setenv("SHRINK_CACHE", str(tmp_path / "cache"))
-    origin = tmp_path / "origin"
-    shutil.copytree(MINITREE, origin, ignore=shutil.ignore_patterns("rules.toml"))
-    # The fixture's broken.py stays (kept as is); the server's npu import is guarded.
-    _git(origin, "init", "-q", "-b", "main")
-    _git(origin, "add", "-A")
-    _git(origin, "commit", "-qm", "v1")
-    from shrinker.plan.run import make_plan
-    from shrinker.upstream import fetch
+    """A sandbox project: the mini tree as a git upstream, its rules as profile `mini`, a plan.
 
-    up = fetch(f"git+file://{origin}@main")
-    make_plan("mini", jobs=1)
-    return {"root": root, "upstream": up}
+    The fixture's broken.py stays (kept as is); the server's npu import is guarded.
+    """
+    return make_project(tmp_path, monkeypatch, mini_rules())
 
 
 def _log(tree):

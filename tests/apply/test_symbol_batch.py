@@ -4,14 +4,14 @@ pass finds nothing, what registration / dispatch / rules / strings keep, the req
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import textwrap
 
 import pytest
 
 from shrinker.errors import ShrinkError
-from tests.conftest import FIXTURES, MINITREE
+from tests.apply.mini_project import make_project, mini_rules
+from tests.conftest import FIXTURES
 
 EXTRAS = '''
 """Symbols of every kind the symbol batch judges."""
@@ -86,42 +86,20 @@ description = "dead symbols"
 '''
 
 
-def _git(cwd, *args):
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"})
+def _add_extras(origin) -> None:
+    (origin / "python/pkg/extras.py").write_text(textwrap.dedent(EXTRAS).lstrip())
+    server = origin / "python/pkg/server.py"
+    server.write_text(server.read_text().replace("from . import quant\n", "from . import quant\nfrom . import extras\n"))
+    (origin / "python/pyproject.toml").write_text(PYPROJECT)
 
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """The mini tree plus pkg/extras.py (imported by the server), its rules as profile `mini` with a
     fourth batch `dead symbols`, and symbol rules protecting pkg.extras:keep_by_rule."""
-    root = tmp_path / "proj"
-    (root / "rules").mkdir(parents=True)
-    text = (MINITREE / "rules.toml").read_text()
-    text = text.replace('codemods = ["fold_platform", "remove_dead_imports"]', 'codemods = ["fold_platform"]')
-    text = text.replace('codemods = ["remove_dead_imports"]', 'codemods = ["prune_registries", "remove_dead_imports"]')
-    (root / "rules" / "mini.toml").write_text(text + SYMBOL_BATCH)
     symbols = (FIXTURES / "symbols" / "rules-symbols.toml").read_text()
     symbols += '\n[[symbols.protect]]\nsymbol = "pkg.extras:keep_by_rule"\nreason = "a rule names it"\n'
-    (root / "rules" / "mini-symbols.toml").write_text(symbols)
-    monkeypatch.setenv("SHRINK_ROOT", str(root))
-    monkeypatch.setenv("SHRINK_CACHE", str(tmp_path / "cache"))
-    origin = tmp_path / "origin"
-    shutil.copytree(MINITREE, origin, ignore=shutil.ignore_patterns("rules.toml"))
-    (origin / "python/pkg/extras.py").write_text(textwrap.dedent(EXTRAS).lstrip())
-    server = origin / "python/pkg/server.py"
-    server.write_text(server.read_text().replace("from . import quant\n", "from . import quant\nfrom . import extras\n"))
-    (origin / "python/pyproject.toml").write_text(PYPROJECT)
-    _git(origin, "init", "-q", "-b", "main")
-    _git(origin, "add", "-A")
-    _git(origin, "commit", "-qm", "v1")
-    from shrinker.plan.run import make_plan
-    from shrinker.upstream import fetch
-
-    up = fetch(f"git+file://{origin}@main")
-    make_plan("mini", jobs=1)
-    return {"root": root, "upstream": up}
+    return make_project(tmp_path, monkeypatch, mini_rules() + SYMBOL_BATCH, symbols, edit_origin=_add_extras)
 
 
 def _subjects(tree):
