@@ -1,6 +1,6 @@
 """Benchmark `verify_tree`: upstream vs a fresh clone of upstream, warm upstream caches.
 
-    python -m shrinker.verify.bench [--full] [--work-tree] [--out reports/bench/verify.json]
+    python -m shrinker.verify.bench [--full] [--work-tree] [--tree PATH] [--no-clone] [--out reports/bench/verify.json]
 
 Runs (each a full verify_tree, all checks, 2 workers):
 - warm: upstream caches warm, import results reused where a module's import closure is unchanged
@@ -65,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tree", type=Path, default=None,
                         help="also time this tree (e.g. a clone of the work tree at a batch: apply must not be "
                              "changing a tree while it is timed)")
+    parser.add_argument("--no-clone", action="store_true",
+                        help="skip the upstream-vs-clone runs (they need upstream's import results for every "
+                             "upstream module, ~18 min once under pretend CUDA); time only --work-tree / --tree")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
 
@@ -77,14 +80,15 @@ def main(argv: list[str] | None = None) -> int:
                     "target_seconds": TARGET_S, "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                                                             "load_avg_at_start": os.getloadavg()[0]},
                     "upstream": {"spec": up.spec, "commit": up.commit}, "runs": {}}
-    with tempfile.TemporaryDirectory(prefix="shrink-bench-") as tmp:
-        clone = Path(tmp) / "clone"
-        subprocess.run(["git", "clone", "-q", str(up.root), str(clone)], check=True)
-        if not _upstream_cache_complete(up, env):
-            report["runs"]["cold_upstream"] = _run(clone, up.root, env=env)
-        report["runs"]["warm"] = _run(clone, up.root, env=env)
-        if args.full:
-            report["runs"]["full_no_reuse"] = _run(clone, up.root, env=env, reuse=False)
+    if not args.no_clone:
+        with tempfile.TemporaryDirectory(prefix="shrink-bench-") as tmp:
+            clone = Path(tmp) / "clone"
+            subprocess.run(["git", "clone", "-q", str(up.root), str(clone)], check=True)
+            if not _upstream_cache_complete(up, env):
+                report["runs"]["cold_upstream"] = _run(clone, up.root, env=env)
+            report["runs"]["warm"] = _run(clone, up.root, env=env)
+            if args.full:
+                report["runs"]["full_no_reuse"] = _run(clone, up.root, env=env, reuse=False)
     work = paths.work_tree_dir("deepseek", up.version)
     if args.work_tree and work.is_dir():
         head = subprocess.run(["git", "-C", str(work), "log", "--oneline", "-1"], capture_output=True, text=True)
@@ -99,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.full:
             report["runs"]["tree_no_reuse"] = _run(args.tree, up.root, env=env, reuse=False)
     report["machine"]["load_avg_at_end"] = os.getloadavg()[0]
-    if out.exists():  # keep runs this invocation did not repeat (e.g. the one-off cold upstream run)
+    if args.no_clone:  # the runs of other trees and modes in an earlier file would read as this one's
+        report["what"] = "verify_tree, all checks, of the trees named (--no-clone: no upstream-vs-clone run)"
+    elif out.exists():  # keep runs this invocation did not repeat (e.g. the one-off cold upstream run)
         try:
             earlier = json.loads(out.read_text()).get("runs", {})
         except ValueError:
