@@ -263,12 +263,11 @@ class Folder:
         target = node.comparisons[0]
         op, left, right = target.operator, node.left, target.comparator
         strings = self.table.strings
-        value: Optional[bool] = None
-        if self.table.features:
-            value = never_compare(left, target, self._feature_rule)
+        # a feature value rule (`fa_impl_ver == 4`, `mambaish_config(x) is None`) first, then platform strings
+        value = never_compare(left, target, self._feature_rule) if self.table.features else None
         if value is not None:
-            pass
-        elif isinstance(op, (cst.Equal, cst.NotEqual)):
+            return Fold(node, value, False, True) if not self.pure(node) else Fold(constant(value), value, True, True)
+        if isinstance(op, (cst.Equal, cst.NotEqual)):
             text = platform_name(left) if platform_name(left) is not None else platform_name(right)
             if text is not None and text in strings:
                 value = isinstance(op, cst.NotEqual)

@@ -11,29 +11,12 @@ from __future__ import annotations
 import difflib
 from collections import deque
 from dataclasses import dataclass, field
-import fnmatch
-import re
-from functools import lru_cache
 
 from shrinker.graph.build import ImportGraph
 from shrinker.plan.registries import Problems, RegistryView, apply_registries
+from shrinker.rules.patterns import pattern_matches
 from shrinker.rules.predicates import MethodNames, PredicateTable, evaluate_source
 from shrinker.rules.schema import ModuleRule, Rules
-
-
-@lru_cache(maxsize=None)
-def _pattern_regex(pattern: str) -> re.Pattern:
-    subtree = pattern.endswith(".**")
-    parts = (pattern[:-3] if subtree else pattern).split(".")
-    body = r"\.".join(r"[^.]+(?:\.[^.]+)*" if p == "**" else fnmatch.translate(p)[4:-3].replace(".*", "[^.]*")
-                      for p in parts)
-    tail = r"(?:\..+)?" if subtree else ""
-    return re.compile("^" + body + tail + "$")
-
-
-def pattern_matches(pattern: str, module: str) -> bool:
-    """Dotted patterns: `*` is one part, `**` any number of parts, a trailing `.**` the module and its subtree."""
-    return bool(_pattern_regex(pattern).match(module))
 
 
 def first_rule(rules_list: list[ModuleRule], module: str) -> tuple[int, ModuleRule] | None:

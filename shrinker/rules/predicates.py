@@ -12,6 +12,7 @@ from typing import Sequence
 
 import libcst as cst
 
+from shrinker.rules.patterns import pattern_matches
 from shrinker.rules.schema import Feature, FeatureValue, Platform
 
 
@@ -76,8 +77,6 @@ class PredicateTable:
         if rule is None:
             return None
         if param or (module and rule.modules):
-            from shrinker.plan.reach import pattern_matches  # a dotted pattern, as in [[remove]]
-
             if not module or not any(pattern_matches(p, module) for p in rule.modules):
                 return None
         return rule
