@@ -45,13 +45,18 @@ def test_removed_name_fails_at_import(trees, fake_env):
     assert "ImportError: cannot import name 'scale'" in check.findings[0]
 
 
-def test_one_module_failing_hides_no_other(trees, fake_env):
-    """A module that kills its process, one that hangs and one that raises each get their own result."""
-    upstream, pruned = trees
+def _plant_crash_hang_raise(pruned) -> None:
+    """One module kills its process, one hangs, one raises."""
     edit(pruned / "python/sglang/srt/layers/attention/ascend_backend.py", "class AscendBackend:",
          "import os\nos._exit(3)\n\n\nclass AscendBackend:")
     edit(pruned / HELPER, "def scale", "import time\ntime.sleep(60)\n\n\ndef scale")
     edit(pruned / "python/sglang/srt/function_call/qwen_detector.py", "class QwenDetector", "1 / 0\n\n\nclass QwenDetector")
+
+
+def test_one_module_failing_hides_no_other(trees, fake_env):
+    """A module that kills its process, one that hangs and one that raises each get their own result."""
+    upstream, pruned = trees
+    _plant_crash_hang_raise(pruned)
     results = run_imports(SourceTree.load(pruned), fake_env,
                           ["sglang.srt.layers.attention.ascend_backend", "sglang.srt.layers.helper_ops",
                            "sglang.srt.function_call.qwen_detector", "sglang.srt.utils.common",
@@ -206,10 +211,7 @@ def test_based_children_do_not_see_each_others_side_effects(trees, fake_env):
 
 def test_based_failure_crash_and_hang_each_get_their_own_result(trees, fake_env):
     _, pruned = trees
-    edit(pruned / "python/sglang/srt/layers/attention/ascend_backend.py", "class AscendBackend:",
-         "import os\nos._exit(3)\n\n\nclass AscendBackend:")
-    edit(pruned / HELPER, "def scale", "import time\ntime.sleep(60)\n\n\ndef scale")
-    edit(pruned / "python/sglang/srt/function_call/qwen_detector.py", "class QwenDetector", "1 / 0\n\n\nclass QwenDetector")
+    _plant_crash_hang_raise(pruned)
     mods = ["sglang.srt.layers.attention.ascend_backend", "sglang.srt.layers.helper_ops",
             "sglang.srt.function_call.qwen_detector", "sglang.srt.parser.reasoning_parser"]
     results = run_imports(SourceTree.load(pruned), fake_env, mods, timeout=3, bases={m: BASE for m in mods})
