@@ -68,7 +68,9 @@ def bench_apply() -> dict:
     proc = subprocess.run([sys.executable, "-m", "shrinker.cli", "apply", "--reset", "--all", "--no-verify"],
                           capture_output=True, text=True)
     seconds = time.perf_counter() - start
-    report = paths.reports_dir("deepseek", "0.5.16") / "apply.json"
+    from shrinker.upstream import load
+
+    report = paths.reports_dir("deepseek", load().version) / "apply.json"
     batches = json.loads(report.read_text())["batches"] if report.exists() else []
     return {"what": "shrink apply --reset --all --no-verify", "exit_code": proc.returncode,
             "seconds": round(seconds, 2), "batches": [{k: b[k] for k in ("number", "gate", "seconds")} for b in batches],

@@ -13,7 +13,6 @@ coloured bar inside it for what the tree keeps, both on one scale per section.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -41,17 +40,10 @@ class Row:
 
 
 def python_lines(root: Path) -> dict[str, int]:
-    """Tree path -> non-blank lines, for every .py file of the tree (outside .git and __pycache__)."""
-    out: dict[str, int] = {}
-    root = Path(root)
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in (".git", "__pycache__")]
-        for name in filenames:
-            if name.endswith(".py"):
-                path = Path(dirpath) / name
-                rel = path.relative_to(root).as_posix()
-                out[rel] = count_lines(path.read_text(encoding="utf-8", errors="replace"))
-    return out
+    """Tree path -> non-blank lines, for every .py file under the tree's import roots (apply's own scan)."""
+    from shrinker.apply.run import python_sources
+
+    return {rel: count_lines(text) for rel, text in python_sources(Path(root))}
 
 
 def folder_of(rel: str) -> str:

@@ -13,8 +13,8 @@ from functools import cached_property
 from pathlib import Path
 
 from shrinker.errors import ShrinkError
+from shrinker.graph.discover import IMPORT_ROOTS
 
-IMPORT_ROOTS = ("python", "sgl-kernel/python")
 SKIP_DIRS = {"__pycache__", ".git"}
 
 
