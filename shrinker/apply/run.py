@@ -275,6 +275,13 @@ def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: 
         share = f"{100 * (upstream_lines - after) / upstream_lines:.1f} %" if after and upstream_lines else ""
         lines.append(f"| {o['number']} | {o['name']} | {o['files_deleted']} | {o['files_edited']} | "
                      f"{o['lines_removed']:,} | {share} | {o['gate']} | {o['commit'][:10]} | {o['seconds']} |")
+    tables: dict[str, list[str]] = {}
+    for o in outcomes:
+        for table, names in (o.get("codemods") or {}).get("table entries removed", {}).items():
+            tables.setdefault(table, []).extend(names)
+    for table, names in sorted(tables.items()):
+        lines += ["", f"Entries of `{table}` no kept code reads, removed by the dead-symbol batch "
+                      f"(rules: attribute_tables), {len(names)}: " + ", ".join(f"`{n}`" for n in sorted(names)) + "."]
     if requirements:
         lines += ["", f"Requirements (`python/pyproject.toml` [project].dependencies, final step): "
                       f"{requirements['kept']} kept, {len(requirements['dropped'])} dropped "

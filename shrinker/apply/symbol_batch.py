@@ -125,6 +125,8 @@ def apply_symbol_batch(repo, tree: Path, plan: dict, number: int, rules, *, jobs
                                                  "analysis_s": result.analysis_seconds,
                                                  "transform_s": result.transform_seconds},
                             "unreachable modules": {"deleted": len(cut.deleted), "importers edited": cut.edited}}
+        if result.table_entries:  # environment variables nothing reads any more (rules.attribute_tables)
+            outcome.codemods["table entries removed"] = result.table_entries
         gate_and_commit(repo, tree, plan, number, rules, outcome, result.failures + cut.failures,
                         result.findings + cut.findings,
                         f"shrink: batch {number} — {outcome.name}", start, dry_run=dry_run, **gate)

@@ -8,9 +8,12 @@ and removes exactly the statements that bind those names:
     `NAME = value` / `NAME: T = value` whose value is side-effect free (the graph's own test,
     `shrinker.symbols.facts.pure`, with the same `pure_calls`): an assignment with effects stays;
   - `members` ("Class.name"): every `def` / `class` of that name in the class body itself
-    (a property and its setter go together);
+    (a property and its setter go together), and a class-body `NAME = value` line (an entry of a
+    table class that rules.attribute_tables names, such as the environment variables' `Envs`);
   - `imports` ((absolute module, name, alias)): that alias of a module-level `from module import`
-    (at any depth of module-level if / try / with), relative imports resolved against the file.
+    (at any depth of module-level if / try / with), relative imports resolved against the file;
+  - and the strings naming any of these in a module-level `__all__ = [...]` / `__all__ += [...]`
+    (the graph counts `__all__` as a use only when some module star-imports the module).
 A block left empty gets `pass`. Comments: a comment block directly above a removed statement
 (no blank line between) goes with it; comments separated from it by a blank line (section
 headings) stay, moved onto the next statement. Everything else stays byte for byte; a second run
@@ -31,7 +34,8 @@ from libcst.codemod import CodemodContext, SkipFile
 from libcst.helpers import get_full_name_for_node
 
 from shrinker.codemods.base import ShrinkCodemod
-from shrinker.codemods.elements import drop_elements
+from shrinker.codemods.elements import drop_elements, drop_from_literal
+from shrinker.codemods.registries import string_value
 from shrinker.codemods.inputs import CodemodInputs
 from shrinker.codemods.removed_imports import module_and_package
 from shrinker.graph.parse import resolve_relative
@@ -60,6 +64,15 @@ def _detached(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
     while head and head[-1].comment is None:  # the next statement brings its own blank lines
         head.pop()
     return head
+
+
+def _assigned_name(small: cst.BaseSmallStatement) -> Optional[str]:
+    """NAME of `NAME = value` / `NAME: T = value` (the class attributes the graph can find dead)."""
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value
+    if isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
+        return small.target.value
+    return None
 
 
 def _pass_line(leading: list[cst.EmptyLine]) -> cst.SimpleStatementLine:
@@ -131,6 +144,11 @@ class RemoveDeadSymbols(ShrinkCodemod):
                 return self._class(stmt)
             return stmt
         if cls:
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and \
+                    f"{cls}.{_assigned_name(stmt.body[0])}" in dead.members:
+                self.count("class_attributes")
+                self.count("lines", _non_blank(stmt))
+                return None
             return stmt
         if isinstance(stmt, cst.SimpleStatementLine):
             return self._simple_line(stmt, top=top)
@@ -196,6 +214,10 @@ class RemoveDeadSymbols(ShrinkCodemod):
                 self.count("lines", _non_blank(line) if len(line.body) == 1 else 0)
                 changed = True
                 continue
+            if top and (pruned := self._exports(small)) is not small:
+                changed = True
+                kept.append(pruned)
+                continue
             if isinstance(small, cst.ImportFrom) and dead.imports:
                 new = self._import_from(small)
                 if new is not small:
@@ -212,6 +234,30 @@ class RemoveDeadSymbols(ShrinkCodemod):
         if isinstance(getattr(last, "semicolon", None), cst.Semicolon):
             kept[-1] = last.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
         return line.with_changes(body=kept)
+
+    def _exports(self, small: cst.BaseSmallStatement) -> cst.BaseSmallStatement:
+        """`__all__ = [...]` / `__all__ += [...]` without the names that go (a name `from m import *`
+        would fail on); `small` itself when nothing changes."""
+        if not isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            return small
+        target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+            else getattr(small, "target", None)
+        if not (isinstance(target, cst.Name) and target.value == "__all__"):
+            return small
+        if not isinstance(small.value, (cst.List, cst.Tuple)):
+            return small
+        gone = self._gone_names()
+        new_value = drop_from_literal(small.value, lambda e: isinstance(e, cst.Element) and
+                                      string_value(e.value) in gone)
+        if new_value is None:
+            return small
+        self.count("export_names", len(small.value.elements) - len(new_value.elements))
+        return small.with_changes(value=new_value)
+
+    def _gone_names(self) -> frozenset[str]:
+        dead = self.dead
+        assert dead is not None
+        return frozenset(dead.names) | {alias for _, _, alias in dead.imports}
 
     def _dead_assignment(self, small: cst.BaseSmallStatement, siblings: int) -> bool:
         dead = self.dead

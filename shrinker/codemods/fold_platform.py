@@ -40,7 +40,7 @@ import libcst.helpers
 from shrinker.codemods.base import ShrinkCodemod, constant, node_lines, spaced, swap_expression
 from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
-from shrinker.rules.predicates import combine, never_compare, platform_name
+from shrinker.rules.predicates import combine, env_flag_name, never_compare, platform_name
 
 # Python builtins (and os env readers) whose calls have no side effects worth keeping.
 _PURE_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "callable", "len", "bool",
@@ -83,8 +83,10 @@ class Folder:
     """Folds boolean expressions under the predicate table of `inputs`."""
 
     def __init__(self, inputs: CodemodInputs, is_param: Callable[[str], bool] = lambda name: False,
-                 on_param: Callable[[cst.Name], None] = lambda node: None) -> None:
+                 on_param: Callable[[cst.Name], None] = lambda node: None,
+                 param_value: Callable[[str], Optional[bool]] = lambda name: None) -> None:
         self.table = inputs.table
+        self.param_value = param_value  # a parameter rules.platform.parameters fixes in this function
         self.env_flags = frozenset(inputs.rules.platform.env_flags)
         self.pure_methods = tuple(inputs.rules.platform.pure_methods)
         self.is_param = is_param
@@ -158,6 +160,8 @@ class Folder:
     def _fold_name(self, node: cst.Name) -> Fold:
         if node.value in ("True", "False"):
             return Fold(node, node.value == "True", True, False)
+        if self.is_param(node.value) and (fixed := self.param_value(node.value)) is not None:
+            return Fold(constant(fixed), fixed, True, True)
         value = self.table.value(node.value, called=False)
         if value is None:
             return Fold(node, None, True, False)
@@ -167,6 +171,12 @@ class Folder:
         return Fold(constant(value), value, True, True)
 
     def _fold_call(self, node: cst.Call) -> Optional[Fold]:
+        flag = env_flag_name(node, self.env_flags)
+        if flag is not None:  # `envs.SGLANG_OPT_USE_AITER_INDEXER.get()`: an env read, always pure
+            value = self.table.value(flag, called=True)
+            if value is None or not all(self.pure(a.value) for a in node.args):
+                return None
+            return Fold(constant(value), value, True, True)
         name = _simple_name(node.func)
         if name is None or self.table.value(name, called=True) is None:
             return None
@@ -309,8 +319,24 @@ class PredicateScope:
     def _setup_folding(self, inputs: CodemodInputs) -> None:
         self._params: list[frozenset[str]] = []
         self._reported_params: set[str] = set()
-        self.folder = Folder(inputs, self._is_param, self._param_seen)
+        self.folder = Folder(inputs, self._is_param, self._param_seen, self._param_value)
         self.folder.module = self.context.full_module_name or ""
+        # rules.platform.parameters of this module: qualname -> {parameter: value}
+        prefix = self.folder.module + ":"
+        self._fixed_rules: dict[str, dict[str, bool]] = {}
+        for rule in inputs.rules.platform.parameters:
+            if rule.function.startswith(prefix):
+                self._fixed_rules.setdefault(rule.function[len(prefix):], {})[rule.name] = rule.value
+        self._names: list[str] = []  # enclosing classes and functions
+        self._fixed: list[dict[str, bool]] = []  # per enclosing function/lambda: its fixed parameters
+
+    def _param_value(self, name: str) -> Optional[bool]:
+        """The value rules.platform.parameters gives `name` when the innermost function binding it
+        is the rule's function (a nested function or lambda rebinding it hides the rule)."""
+        for names, fixed in zip(reversed(self._params), reversed(self._fixed)):
+            if name in names:
+                return fixed.get(name)
+        return None
 
     def _bind_removed_classes(self, tree: cst.Module) -> None:
         """Tell the folder which names `tree` imports from removed modules (isinstance folds), and
@@ -332,20 +358,34 @@ class PredicateScope:
         # always right, so it is no finding (it would stop the batch for nothing).
         self._reported_params.add(node.value)
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> Optional[bool]:
+        self._names.append(node.name.value)
+        return True
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef):
+        self._names.pop()
+        return updated_node
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
+        self._names.append(node.name.value)
         self._params.append(param_names(node.params))
+        self._fixed.append(self._fixed_rules.get(".".join(self._names), {}))
         return True
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        self._names.pop()
         self._params.pop()
+        self._fixed.pop()
         return updated_node
 
     def visit_Lambda(self, node: cst.Lambda) -> Optional[bool]:
         self._params.append(param_names(node.params))
+        self._fixed.append({})
         return True
 
     def leave_Lambda(self, original_node: cst.Lambda, updated_node: cst.Lambda):
         self._params.pop()
+        self._fixed.pop()
         return updated_node
 
 
@@ -382,7 +422,8 @@ def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re
     """A regex that matches every source text where some predicate or platform string occurs
     (or one of the `extra` words)."""
     platform = inputs.rules.platform
-    return _trigger_regex(tuple(p.name for p in platform.predicates) + feature_words(inputs) + tuple(extra),
+    return _trigger_regex(tuple(p.name for p in platform.predicates) + tuple(p.name for p in platform.parameters)
+                          + feature_words(inputs) + tuple(extra),
                           tuple(platform.strings.strings))
 
 

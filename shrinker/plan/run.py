@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shrinker import paths
+from shrinker.errors import ShrinkError
 from shrinker.graph.build import ImportGraph, build_graph
 from shrinker.graph.records import Decision
 from shrinker.plan.batches import BatchPlan, make_batches
@@ -15,6 +16,7 @@ from shrinker.plan.decide import decide
 from shrinker.plan.manifests import summarize, write_manifests
 from shrinker.plan.reach import Reach, compute_reach
 from shrinker.rules.load import load_rules
+from shrinker.rules.parameters import check_parameters
 from shrinker.rules.schema import Rules
 from shrinker.upstream import Upstream, load
 
@@ -42,13 +44,29 @@ def analyse(upstream: Upstream, rules: Rules, *, jobs: int = 2,
     return graph, reach, decisions, batches
 
 
-def plan_extra(reach: Reach) -> dict:
-    """What apply's codemods need beyond the file lists: removed registry keys and the cut imports."""
-    return {
+def plan_extra(reach: Reach, root: Path | None = None, rules: Rules | None = None, *,
+               problems: list[str] | None = None) -> dict:
+    """What apply's codemods need beyond the file lists: removed registry keys and the cut imports;
+    with `root` and `rules`, the call sites that bear out each fixed-parameter rule
+    (shrinker/rules/parameters.py), which raises ShrinkError when one does not hold — or, given a
+    `problems` list (regen's lenient plan), appends the error there and records none."""
+    parameters: dict = {}
+    if root is not None and rules is not None:
+        try:
+            parameters = check_parameters(root, rules)
+        except ShrinkError as err:
+            if problems is None:
+                raise
+            problems.append(str(err))
+    extra = {
         "removed_registry_keys": {k: sorted(v) for k, v in sorted(reach.registries.removed_keys.items())},
         "cuts": [{"importer": u, "removed": v, "line": line, "why": why}
                  for u, v, line, why in sorted(reach.cuts)],
     }
+    if parameters:
+        extra["fixed_parameters"] = {key: [f"{s.path}:{s.line} passes {s.passed}" for s in sites]
+                                     for key, sites in sorted(parameters.items())}
+    return extra
 
 
 def make_plan(profile: str = "deepseek", spec: str | None = None, *, jobs: int = 2,
@@ -59,7 +77,8 @@ def make_plan(profile: str = "deepseek", spec: str | None = None, *, jobs: int =
     graph, reach, decisions, batches = analyse(upstream, rules, jobs=jobs, strict=strict)
     summary = summarize(decisions, upstream.spec, upstream.version, profile)
     out_dir = out_dir or paths.manifests_dir(profile, upstream.version)
-    write_manifests(out_dir, decisions, batches, summary, plan_extra(reach))
+    # fails, naming the call, when a fixed-parameter rule does not hold
+    write_manifests(out_dir, decisions, batches, summary, plan_extra(reach, upstream.root, rules))
     seconds = time.perf_counter() - start
     return PlanResult(upstream, rules, graph, reach, decisions, batches, summary, out_dir, seconds)
 

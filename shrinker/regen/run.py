@@ -96,8 +96,9 @@ def regen(to_spec: str | None = None, *, profile: str = "deepseek", adopt: bool 
     }
     out_dir = paths.manifests_dir(profile, new_up.version)
     summary = summarize(new_decisions, new_up.spec, new_up.version, profile)
-    write_manifests(out_dir, new_decisions, new_batches, summary, plan_extra(new_reach))
-    if run_apply and not new_reach.rule_problems:
+    extra = plan_extra(new_reach, new_up.root, rules, problems=result.attention["rules_whose_targets_vanished"])
+    write_manifests(out_dir, new_decisions, new_batches, summary, extra)
+    if run_apply and not result.attention["rules_whose_targets_vanished"]:
         from shrinker.apply.run import apply_batches
 
         result.apply_run = True

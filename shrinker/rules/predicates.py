@@ -48,7 +48,7 @@ class PlatformStrings(frozenset):
 def without_predicates(platform: Platform) -> Platform:
     """The platform rules less their predicates and strings (a table of feature decisions alone)."""
     strings = platform.strings.model_copy(update={"strings": [], "device_keys": []})
-    return platform.model_copy(update={"predicates": [], "strings": strings})
+    return platform.model_copy(update={"predicates": [], "strings": strings, "parameters": []})
 
 
 class PredicateTable:
@@ -105,6 +105,21 @@ class PredicateTable:
         return self._lookup(name)
 
 
+def env_flag_name(call: cst.Call, env_flags: frozenset[str] | Sequence[str]) -> str | None:
+    """The environment variable an env-flag read names: `envs.SGLANG_X.get()` -> "SGLANG_X",
+    `get_bool_env_var("SGLANG_X", "false")` -> "SGLANG_X" (`env_flags`: rules.platform.env_flags,
+    the registry object and the reader functions); None for any other call. A predicate of that
+    name gives the flag's value on CUDA, for flags that only select another platform's kernels."""
+    func = call.func
+    if (isinstance(func, cst.Attribute) and func.attr.value == "get" and not call.args
+            and isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name)
+            and func.value.value.value in env_flags):
+        return func.value.attr.value
+    if isinstance(func, cst.Name) and func.value in env_flags and call.args and not call.args[0].keyword:
+        return _string_value(call.args[0].value)
+    return None
+
+
 def combine(left: bool | None, right: bool | None, is_and: bool) -> bool | None:
     """Three-valued `and` / `or`: a known False (True) operand decides `and` (`or`) alone."""
     if is_and:
@@ -152,6 +167,9 @@ def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "") 
         name = _name_of(node)
         return table.value(name, called=False) if name else None
     if isinstance(node, cst.Call):
+        flag = env_flag_name(node, table.platform.env_flags)
+        if flag is not None:
+            return table.value(flag, called=True)
         name = _name_of(node.func)
         if not name or (node.args and not table.takes_args(name)):
             return None

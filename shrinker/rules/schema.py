@@ -56,6 +56,17 @@ class PlatformStrings(_Strict):
                                                "platform-string key), though not platform strings elsewhere.")
 
 
+class FixedParameter(_Strict):
+    """A parameter every caller passes the same platform value (`try_fused_hc_post_pre(...,
+    _is_gfx95_supported)`): folded like a predicate inside that function. The plan checks each call
+    in the tree against the rule and fails when one passes anything else."""
+
+    function: str = Field(description="`module:qualname` of the function (`pkg.mod:Class.method`).")
+    name: str = Field(description="The parameter.")
+    value: bool
+    reason: str
+
+
 class Platform(_Strict):
     predicates: list[Predicate]
     strings: PlatformStrings
@@ -68,6 +79,8 @@ class Platform(_Strict):
                                description="Names (globs) of classes that exist only for another platform, defined "
                                            "inside shared modules (AWQAscendMoEScheme): removed with their imports.")
     packages: list[str] = Field(description="Third-party packages that exist only on other platforms.")
+    parameters: list[FixedParameter] = Field(default_factory=list,
+                                             description="Parameters whose every caller passes a platform value.")
     env_flags: list[str] = Field(default_factory=list,
                                  description="Calls whose result depends on env only (kept as is in and/or).")
     pure_methods: list[str] = Field(default_factory=list,

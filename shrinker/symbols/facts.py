@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from shrinker.graph.parse import resolve_relative
 
 # Bump when the meaning of ModuleSymbols changes: old cache entries are then ignored.
-SYMBOLS_VERSION = "7"
+SYMBOLS_VERSION = "9"
 
-FUNCTION, CLASS, METHOD, NESTED_CLASS, ASSIGN, IMPORT = (
-    "function", "class", "method", "nested_class", "assign", "import")
+FUNCTION, CLASS, METHOD, NESTED_CLASS, ASSIGN, IMPORT, CLASS_ATTR = (
+    "function", "class", "method", "nested_class", "assign", "import", "class_attr")
 
 _IDENT = re.compile(r"[A-Za-z_]\w*\Z")
 _PATHLIKE = re.compile(r"[A-Za-z_][\w.:]*\Z")
@@ -101,6 +101,9 @@ class ModuleSymbols:
     symbols: dict[str, Symbol] = field(default_factory=dict)
     root: Refs = field(default_factory=Refs)  # module-level code that runs on import
     star: tuple[str, ...] = ()  # absolute modules of `from X import *` at module level
+    # Names a module-level `__all__ = [...]` / `__all__ += [...]` of string literals lists: what
+    # `from module import *` binds, a use only when a module of the tree star-imports this one.
+    exports: dict[str, int] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)  # name bound by any import -> dotted target
     dynamic: str = ""  # why the module's namespace is read as a whole ("" if it is not)
     lookup: str = ""  # where the module looks a computed name up (getattr(x, name) ...), "" if nowhere
@@ -420,6 +423,14 @@ class _Builder:
                     members.append(name)
             else:
                 body.append(stmt)
+                # `NAME = value` in the class body: a member too (the graph removes one only in the
+                # classes rules.attribute_tables name, such as the environment-variable table)
+                target = _class_attribute(stmt)
+                if target is not None:
+                    name = f"{qualname}.{target}"
+                    self._add(name, CLASS_ATTR, stmt, self.collect([stmt.value]))
+                    if name not in members:
+                        members.append(name)
         bases = [base_name(b) for b in node.bases]
         bases += [f"metaclass={dotted(k.value) or '?'}" for k in node.keywords if k.arg == "metaclass"]
         self._add(qualname, kind, node, self.collect([*own, *body]), decorators=decorators,
@@ -463,6 +474,9 @@ class _Builder:
                 self._import_from(stmt)
             elif isinstance(stmt, ast.Import):
                 self._import(stmt)
+            elif top and (listed := _export_list(stmt)) is not None:
+                for name in listed:
+                    self.out.exports.setdefault(name, stmt.lineno)
             elif top and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
                     and isinstance(stmt.targets[0], ast.Name) and pure(stmt.value, self.pure_calls) \
                     and not _dunder(stmt.targets[0].id):
@@ -488,6 +502,34 @@ class _Builder:
                 self.module_level(stmt.body, root, top=False)
             else:
                 root.append(stmt)
+
+
+def _class_attribute(stmt: ast.stmt) -> str | None:
+    """NAME of a class-body `NAME = value` / `NAME: T = value` (one plain target, not a dunder)."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        name = stmt.targets[0].id
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+        name = stmt.target.id
+    else:
+        return None
+    return None if _dunder(name) else name
+
+
+def _export_list(stmt: ast.stmt) -> list[str] | None:
+    """The strings of `__all__ = [...]` / `__all__ += (...)` when the value is a literal list or
+    tuple of strings; None for any other statement."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target, value = stmt.targets[0], stmt.value
+    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        target, value = stmt.target, stmt.value
+        if isinstance(stmt, ast.AugAssign) and not isinstance(stmt.op, ast.Add):
+            return None
+    else:
+        return None
+    if not (isinstance(target, ast.Name) and target.id == "__all__" and isinstance(value, (ast.List, ast.Tuple))):
+        return None
+    names = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return names if len(names) == len(value.elts) else None
 
 
 def _dunder(name: str) -> bool:

@@ -42,6 +42,19 @@ class PassResult:
     undefined: list[str]
     analysis_seconds: float
     transform_seconds: float
+    # entries removed from rules.attribute_tables' classes: {"module:Class": [names]} (the environment
+    # variables nothing reads any more, for the apply report)
+    table_entries: dict[str, list[str]] = field(default_factory=dict)
+
+
+def table_entries(dead: dict, symbol_rules: SymbolRules) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for module, d in sorted(dead.items()):
+        for member in sorted(d.members):
+            cls, _, name = member.rpartition(".")
+            if symbol_rules.attribute_table(f"{module}:{cls}") is not None:
+                out.setdefault(f"{module}:{cls}", []).append(name)
+    return out
 
 
 @dataclass
@@ -103,7 +116,8 @@ def run_pass(tree: Path, number: int, rules, symbol_rules: SymbolRules, *,
         dead_lines=sum(d.lines for d in dead.values()), lines_before=lines, lines_after=lines - delta,
         files_changed=changed, changes=summary["changes"], failures=summary["failures"],
         findings=[f for r in results for f in r.findings], undefined=[u for r in results for u in r.undefined],
-        analysis_seconds=round(analysis, 2), transform_seconds=round(time.perf_counter() - t1, 2))
+        analysis_seconds=round(analysis, 2), transform_seconds=round(time.perf_counter() - t1, 2),
+        table_entries=table_entries(dead, symbol_rules))
     return result, lines
 
 

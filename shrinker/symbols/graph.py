@@ -10,7 +10,10 @@ is unreferenced" (dead cycles included). Roots, each with its reason:
     namespace such as pydantic's model_rebuild()); a module calling model_rebuild() /
     update_forward_refs() is dynamic (its names resolve annotations);
   - registrations: a function or class whose decorator is not a known wrapper (`@app.post(...)`,
-    `@register_custom_op`, `@model_validator(...)`) is used where the decorator put it;
+    `@register_attention_backend(...)`, `@model_validator(...)`) is used where the decorator put it;
+    one registered as an op under its own name (`@register_custom_op`: torch.ops.sglang.<name>,
+    rule op_decorators) is used where that name is read, by name, attribute or string;
+  - `__all__` lists what `from m import *` binds: a use only when a module of the tree star-imports m;
   - subclasses of external classes: the base's code is not analysed, so the members it calls
     (`known_bases` hooks; every member when the base is not known) stay with a kept class.
 
@@ -58,7 +61,7 @@ from shrinker import paths
 from shrinker.graph.cache import FactsCache, content_key
 from shrinker.graph.discover import SourceFile, discover
 from shrinker.symbols.facts import (
-    CLASS, IMPORT, METHOD, NESTED_CLASS, SYMBOLS_VERSION, ModuleSymbols, Refs, Symbol,
+    CLASS, CLASS_ATTR, IMPORT, METHOD, NESTED_CLASS, SYMBOLS_VERSION, ModuleSymbols, Refs, Symbol,
     module_symbols)
 from shrinker.symbols.rules import SymbolRules
 
@@ -213,12 +216,14 @@ class SymbolGraph:
         self._known = known
         for module, ms in self.modules.items():
             for qualname, sym in ms.symbols.items():
+                # `from pkg import n` binds pkg's own `n` when pkg's __init__ binds one (Python reads
+                # the attribute first), else the submodule pkg.n (a module, not a symbol)
                 edges = tuple((m, n, line) for m, n, line in sym.imports
-                              if self._in_tree(m) and f"{m}.{n}" not in known)
+                              if self._in_tree(m) and (f"{m}.{n}" not in known or self._binds(m, n)))
                 if IMPORT in sym.kinds and not edges and all(k == IMPORT for k in sym.kinds):
                     continue  # only third-party imports or submodules bind it: not a symbol
                 item = _Sym(sid(module, qualname), module, sym, edges)
-                if sym.kinds and sym.kinds[0] in (METHOD, NESTED_CLASS):
+                if sym.kinds and sym.kinds[0] in (METHOD, NESTED_CLASS, CLASS_ATTR):
                     item.cls = sid(module, qualname.rsplit(".", 1)[0])
                 self.symbols[item.id] = item
                 self.by_name.setdefault(item.name, []).append(item.id)
@@ -264,6 +269,10 @@ class SymbolGraph:
                         found.add(star)
                         changed = True
         self.object_modules = found
+
+    def _binds(self, module: str, name: str) -> bool:
+        ms = self.modules.get(module)
+        return ms is not None and name in ms.symbols
 
     def _in_tree(self, module: str) -> bool:
         top = module.split(".")[0]
@@ -356,7 +365,8 @@ class SymbolGraph:
             if item.cls:
                 if members and item.cls in self.live:
                     self._mark(symbol_id, reason)
-            elif tops == "all" or (tops == "objects" and item.module in self.object_modules):
+            elif tops == "all" or (tops == "objects" and (item.module in self.object_modules
+                                                          or symbol_id in self._ops)):
                 self._mark(symbol_id, reason)
 
     def _use(self, name: str, reason: Reason) -> None:
@@ -463,6 +473,13 @@ class SymbolGraph:
 
     def _member_protection(self, item: _Sym, class_item: _Sym, external: list[str]) -> Optional[Reason]:
         name = item.name
+        if CLASS_ATTR in item.sym.kinds and item.sym.kinds[0] == CLASS_ATTR:
+            table = self.rules.attribute_table(class_item.id)
+            if table is None:  # dataclass / pydantic fields, enum members, constants: read in ways not traced
+                return Reason("member", f"a class attribute of {class_item.id}, which is kept")
+            if name in self.used:
+                return self.used[name]
+            return None
         rule = self.rules.protected("member", name)
         if rule is not None:
             return Reason("protect", f"member `{name}`: {rule.reason} (rule protect member={rule.member!r})")
@@ -538,6 +555,11 @@ class SymbolGraph:
                     self._use(name, Reason("unparsed", f"`{name}` appears in {ms.path}, which does not "
                                                        f"parse ({ms.parse_error})", via, line))
             self._process(ms.root, module, via)
+            if ms.exports and module in self._star_imported:
+                for name, line in ms.exports.items():
+                    for target in self.resolve_name(module, name):
+                        self._mark(target, Reason("string", f"listed in __all__, and {self._star_imported[module]} "
+                                                            f"star-imports {module}", via, line))
             if ms.dynamic:
                 for qualname in ms.symbols:
                     if "." not in qualname and sid(module, qualname) in self.symbols:
@@ -583,6 +605,11 @@ class SymbolGraph:
         self._index()
         self._object_modules()
         self._hierarchy()
+        # `__all__` is read by `from m import *` only: it names uses when some module star-imports m
+        self._star_imported = {star: module for module, ms in sorted(self.modules.items()) for star in ms.star}
+        # Registered ops are also reached as `torch.ops.<namespace>.<name>`: an attribute keeps them.
+        self._ops = {item.id for item in self.symbols.values()
+                     if not item.cls and any(map(self.rules.decorator_names_op, item.sym.decorators))}
         self._queue: deque[str] = deque()
         self._roots(tree)
         while self._queue:

@@ -57,6 +57,14 @@ class KnownBase(_Strict):
     reason: str
 
 
+class AttributeTable(_Strict):
+    """A class whose body assignments are entries of a table read by attribute or name
+    (`envs.SGLANG_X.get()`): an entry no kept code names, as `.NAME` or "NAME", goes."""
+
+    cls: str = Field(alias="class", description="`module:qualname` (glob) of the class.")
+    reason: str
+
+
 class SymbolRules(_Strict):
     profile: str
     description: str
@@ -65,6 +73,11 @@ class SymbolRules(_Strict):
     pure_calls: NameList
     inert_decorators: NameList
     registering_decorators: NameList
+    op_decorators: Optional[NameList] = Field(
+        None, description="Decorators that register the function under its own name in a namespace "
+                          "read by attribute (`torch.ops.sglang.<name>`): the function stays when its "
+                          "name is used by name, attribute or string, and goes when nothing names it.")
+    attribute_tables: list[AttributeTable] = Field(default_factory=list)
     protect: list[Protect] = Field(default_factory=list)
     known_bases: list[KnownBase] = Field(default_factory=list)
     entry_point_files: list[str] = Field(default_factory=list,
@@ -81,13 +94,27 @@ class SymbolRules(_Strict):
     def _registering(self) -> re.Pattern:
         return _union(self.registering_decorators.names)
 
+    @cached_property
+    def _op(self) -> re.Pattern:
+        return _union(self.op_decorators.names if self.op_decorators else [])
+
+    def decorator_names_op(self, name: str) -> bool:
+        """The decorator registers an op under the function's own name (see `op_decorators`)."""
+        return bool(name) and bool(self._op.match(name))
+
     def decorator_registers(self, name: str) -> str:
-        """"" when the decorator only wraps; else why it counts as a registration (a use)."""
+        """"" when the decorator only wraps (or registers an op reached by its name); else why it
+        counts as a registration (a use)."""
+        if self.decorator_names_op(name):
+            return ""
         if name and self._registering.match(name):
             return f"@{name} registers it (rule registering_decorators)"
         if name and self._inert.match(name):
             return ""
         return f"@{name or '<expression>'} is not a known wrapper: it may register the function"
+
+    def attribute_table(self, class_id: str) -> Optional[AttributeTable]:
+        return next((t for t in self.attribute_tables if _compiled(t.cls).match(class_id)), None)
 
     def protected(self, kind: str, subject: str) -> Optional[Protect]:
         """The first protect rule of `kind` (symbol | name | member) matching `subject`."""

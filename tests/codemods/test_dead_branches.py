@@ -3,11 +3,77 @@
 from __future__ import annotations
 
 from shrinker.codemods.dead_branches import RemoveDeadBranches
+from shrinker.codemods.inputs import CodemodInputs, Removed
+from shrinker.rules.load import load_rules
+from shrinker.rules.schema import FixedParameter
 from tests.codemods.helpers import PlatformCodemodTest
+
+
+def fixed_parameter_inputs() -> CodemodInputs:
+    """The deepseek rules plus one fixed parameter in the test module (sglang.srt.x)."""
+    rules = load_rules("deepseek")
+    rule = FixedParameter(function="sglang.srt.x:try_fused_hc_post_pre", name="is_gfx95_supported",
+                          value=False, reason="its one caller passes _is_gfx95_supported")
+    platform = rules.platform.model_copy(update={"parameters": [rule]})
+    return CodemodInputs(rules=rules.model_copy(update={"platform": platform}), removed=Removed())
 
 
 class TestDeadBranches(PlatformCodemodTest):
     TRANSFORM = RemoveDeadBranches
+
+    def test_env_flag_predicate_decides_the_branch(self) -> None:
+        # dsv4/indexer.py: SGLANG_OPT_USE_AITER_INDEXER selects aiter (rules.platform.predicates)
+        self.assertCodemod(
+            """
+            if envs.SGLANG_OPT_USE_AITER_INDEXER.get():
+                logits = _aiter_fp8_paged_mqa_logits(q)
+            else:
+                logits = deepgemm(q)
+            """,
+            """
+            logits = deepgemm(q)
+            """,
+        )
+
+    def test_fixed_parameter_folds_inside_its_function_only(self) -> None:
+        # deepseek_v4_fused_mhc.py: the rule's function returns at once; the code after the return
+        # goes (the aiter import with it); a same-named parameter elsewhere is left alone.
+        self.assertCodemod(
+            """
+            def try_fused_hc_post_pre(x, residual, is_gfx95_supported: bool):
+                global _DISABLED
+
+                if (
+                    _DISABLED
+                    or not envs.SGLANG_OPT_USE_TRITON_FUSED_MHC.get()
+                    or not is_gfx95_supported
+                    or x.shape[0] == 0
+                ):
+                    return None
+
+                ops = _get_triton_mhc_post_pre_ops()  # imports aiter
+                return ops(x, residual)
+
+
+            def other(is_gfx95_supported):
+                if is_gfx95_supported:
+                    return 1
+                return 0
+            """,
+            """
+            def try_fused_hc_post_pre(x, residual, is_gfx95_supported: bool):
+                global _DISABLED
+
+                return None
+
+
+            def other(is_gfx95_supported):
+                if is_gfx95_supported:
+                    return 1
+                return 0
+            """,
+            inputs=fixed_parameter_inputs(),
+        )
 
     def test_module_level_platform_import_block_removed(self) -> None:
         self.assertCodemod(

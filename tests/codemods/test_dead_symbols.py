@@ -62,6 +62,65 @@ class TestRemoveDeadSymbols(PlatformCodemodTest):
             inputs=inputs(names={"unused", "Gone"}))
         assert instance.changes["functions"] == 1 and instance.changes["classes"] == 1
 
+    def test_class_attributes_of_a_table_go_with_their_comments(self) -> None:
+        instance = self.assertCodemod(
+            """
+            class Envs:
+                # Model loading
+                SGLANG_USE_MODELSCOPE = EnvBool(False)
+                # AMD only
+                SGLANG_USE_AITER = EnvBool(False)
+                SGLANG_OPT_USE_AITER_INDEXER: EnvBool = EnvBool(False)
+
+                # Scheduler
+                SGLANG_LOG_GC = EnvBool(False)
+            """,
+            """
+            class Envs:
+                # Model loading
+                SGLANG_USE_MODELSCOPE = EnvBool(False)
+
+                # Scheduler
+                SGLANG_LOG_GC = EnvBool(False)
+            """,
+            inputs=inputs(members={"Envs.SGLANG_USE_AITER", "Envs.SGLANG_OPT_USE_AITER_INDEXER"}))
+        assert instance.changes["class_attributes"] == 2
+
+    def test_all_loses_the_names_that_go(self) -> None:
+        instance = self.assertCodemod(
+            """
+            from .paged_mqa_logits import (
+                aiter_paged_mqa_logits,
+                deepgemm_paged_mqa_logits,
+            )
+
+
+            def unused():
+                pass
+
+
+            __all__ = [
+                "aiter_paged_mqa_logits",  # ROCm
+                "deepgemm_paged_mqa_logits",
+                "unused",
+            ]
+            __all__ += ("unused",)
+            """,
+            """
+            from .paged_mqa_logits import (
+                deepgemm_paged_mqa_logits,
+            )
+
+
+            __all__ = [
+                "deepgemm_paged_mqa_logits",
+            ]
+            __all__ += ()
+            """,
+            inputs=inputs(names={"unused"}, imports={
+                ("sglang.srt.paged_mqa_logits", "aiter_paged_mqa_logits", "aiter_paged_mqa_logits")}))
+        assert instance.changes["export_names"] == 3
+
     def test_a_section_heading_above_a_removed_def_stays(self) -> None:
         self.assertCodemod(
             """
@@ -220,7 +279,7 @@ class TestRemoveDeadSymbols(PlatformCodemodTest):
 
     def test_names_elsewhere_are_left_alone(self) -> None:
         # Only module-body and class-body statements bind symbols: a def nested in an `if` or in a
-        # function is module code, and a class attribute is part of its class.
+        # function is module code. (A class attribute the graph lists goes: only attribute tables'.)
         self.assertUnchanged(
             """
             if USE_FAST:
@@ -235,7 +294,7 @@ class TestRemoveDeadSymbols(PlatformCodemodTest):
             class A:
                 unused = 1
             """,
-            inputs=inputs(names={"unused"}, members={"A.unused"}))
+            inputs=inputs(names={"unused"}, members={"B.unused"}))
 
     def test_a_module_with_nothing_dead_is_skipped(self) -> None:
         code = "def f():\n    pass\n"

@@ -37,6 +37,31 @@ class TestFoldPlatform(PlatformCodemodTest):
             """,
         )
 
+    def test_env_flag_a_rule_names_folds_in_tests(self) -> None:
+        # dsv4/indexer.py: SGLANG_OPT_USE_AITER_INDEXER is a platform predicate (rules: env flag that
+        # selects aiter); other flags, and other uses of the same one (.set), stay as they are. A test
+        # that folds whole is remove_dead_branches' (tests/codemods/test_dead_branches.py).
+        self.assertCodemod(
+            """
+            if envs.SGLANG_OPT_USE_AITER_INDEXER.get():
+                logits = _aiter_fp8_paged_mqa_logits(q)
+            elif envs.SGLANG_OPT_USE_CUTEDSL.get():
+                logits = cutedsl(q)
+            use_aiter = envs.SGLANG_OPT_USE_AITER_INDEXER.get() and not use_fp4
+            skip = get_bool_env_var("SGLANG_OPT_USE_AITER_INDEXER", "false") or force
+            envs.SGLANG_OPT_USE_AITER_INDEXER.set(False)
+            """,
+            """
+            if envs.SGLANG_OPT_USE_AITER_INDEXER.get():
+                logits = _aiter_fp8_paged_mqa_logits(q)
+            elif envs.SGLANG_OPT_USE_CUTEDSL.get():
+                logits = cutedsl(q)
+            use_aiter = False
+            skip = force
+            envs.SGLANG_OPT_USE_AITER_INDEXER.set(False)
+            """,
+        )
+
     def test_call_in_test_is_simplified(self) -> None:
         self.assertCodemod(
             """

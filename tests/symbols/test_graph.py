@@ -108,7 +108,7 @@ CASES = [
         make()
         """}, kept={"pkg.a:Late.late": "attr"}, dead=["pkg.a:Late.never"]),
     Case("decorator-registered functions must NOT be removed", {"pkg.ops": """
-        @register_custom_op(mutates_args=[])
+        @register_attention_backend("fa3")
         def fused_op(x): return x
 
         @app.post("/generate")
@@ -154,11 +154,6 @@ CASES = [
         "pkg.quant": "class Fp8Config: pass\nclass UnusedConfig: pass\n",
         "pkg.main": "load_lazily(\"pkg.quant:Fp8Config\")\n"},
         kept={"pkg.quant:Fp8Config": "string"}, dead=["pkg.quant:UnusedConfig"]),
-    Case("__all__ keeps what it lists", {"pkg.api": """
-        __all__ = ["exported"]
-        def exported(): pass
-        def hidden(): pass
-        """}, kept={"pkg.api:exported": "string"}, dead=["pkg.api:hidden"]),
     Case("rules: EntryClass, forward, hooks of a known base; other members go", {"pkg.models.m": """
         from torch import nn
         class Model(nn.Module):
@@ -269,6 +264,72 @@ CASES = [
         "pkg.util": "def helper_name(): pass\ndef other_name(): pass\n",
         "pkg.broken": "def x(:\n    helper_name()\n"},
         kept={"pkg.util:helper_name": "unparsed"}, dead=["pkg.util:other_name"]),
+    Case("`__all__` is no use unless a module star-imports its module", {
+        "pkg.a": """
+            def api(): pass
+            def gone(): pass
+            __all__ = ["api", "gone"]
+            """,
+        "pkg.b": "from pkg.a import api\napi()\n"},
+        kept={"pkg.a:api": "import"}, dead=["pkg.a:gone"]),
+    Case("`__all__` of a star-imported module names what the star binds (must NOT be removed)", {
+        "pkg.impl": """
+            def listed(): pass
+            def unlisted(): pass
+            __all__ = ["listed"]
+            """,
+        "pkg.__init__": "from pkg.impl import *\n"},
+        kept={"pkg.impl:listed": "string"}, dead=["pkg.impl:unlisted"]),
+    Case("a package's own binding shadows its submodule of the same name (must NOT be removed)", {
+        "pkg.dsa.__init__": "from pkg.dsa.kernels import fused\n",
+        "pkg.dsa.kernels": "def fused(): pass\ndef other(): pass\n",
+        "pkg.dsa.fused": "def inner(): pass\n",
+        "pkg.user": "from pkg.dsa import fused\nfused()\n"},
+        kept={"pkg.dsa.kernels:fused": "import"}, dead=["pkg.dsa.kernels:other"]),
+    Case("a registered op stays when named (also as torch.ops.sglang.<name>), goes when nothing names it", {
+        "pkg.ops": """
+            from pkg.custom_op import register_custom_op
+
+            @register_custom_op(out_shape=0)
+            def called_op(x): return x
+
+            @register_custom_op(mutates_args=["x"])
+            def traced_op(x): pass
+
+            @register_custom_op(eager=False)
+            def orphan_op(x): return x
+            """,
+        "pkg.custom_op": "def register_custom_op(fn=None, **kw): return fn\n",
+        "pkg.user": """
+            import torch
+            from pkg.ops import called_op
+            called_op(1)
+            torch.ops.sglang.traced_op(2)
+            """},
+        kept={"pkg.ops:called_op": "import", "pkg.ops:traced_op": "attr"}, dead=["pkg.ops:orphan_op"]),
+    Case("an attribute table loses the entries nothing names; other classes keep every attribute", {
+        "pkg.environ": """
+            class EnvBool:
+                def __init__(self, default): self.default = default
+                def get(self): return self.default
+            class Envs:
+                SGLANG_USED = EnvBool(False)
+                SGLANG_BY_NAME = EnvBool(True)
+                SGLANG_AITER_ONLY = EnvBool(False)
+            class Config:
+                unused_field: int = 0
+            envs = Envs()
+            Config()
+            """,
+        "pkg.user": """
+            import os
+            from pkg.environ import envs
+            envs.SGLANG_USED.get()
+            os.environ.get("SGLANG_BY_NAME")
+            """},
+        kept={"pkg.environ:Envs.SGLANG_USED": "attr", "pkg.environ:Envs.SGLANG_BY_NAME": "string",
+              "pkg.environ:Config.unused_field": "member"},
+        dead=["pkg.environ:Envs.SGLANG_AITER_ONLY"]),
     Case("a dead class takes its members; they are not listed apart", {"pkg.a": """
         class Gone:
             def method(self): pass
@@ -332,7 +393,8 @@ def test_the_project_rules_load() -> None:
     assert real.protected("symbol", "sglang.srt.entrypoints.engine:Engine.generate") is not None
     assert real.protected("symbol", "sglang.srt.entrypoints.engine:Engine._private") is None
     assert real.decorator_registers("triton.jit") == ""
-    assert real.decorator_registers("register_custom_op")
+    assert real.decorator_registers("register_attention_backend")
+    assert real.decorator_registers("register_custom_op") == "" and real.decorator_names_op("register_custom_op")
     assert real.decorator_registers("never_seen_before")  # unknown decorators count as registrations
     assert all(rule.reason for rule in real.protect)
 
