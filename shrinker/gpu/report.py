@@ -30,10 +30,34 @@ def _load_runs(run_dirs: list[Path]) -> tuple[dict, list[dict], dict]:
                 if data.get(key):
                     pruned.setdefault(key, data[key])
             if data.get("timing"):
-                timing = data["timing"]
+                timing = _merge_timing(timing, data["timing"])
         for f in sorted(Path(d).glob("compare-part*.json")):
             summaries.append(json.loads(f.read_text()))
     return pruned, summaries, timing
+
+
+def _has_figures(section) -> bool:
+    """A timing section (import / startup / bench: {tree: ...}) that measured something."""
+    if not isinstance(section, dict):
+        return False
+    for value in section.values():
+        if isinstance(value, list) and any(isinstance(v, dict) and "error" not in v for v in value):
+            return True
+        if isinstance(value, dict) and (value.get("runs_s") or value.get("first_s")):
+            return True
+    return False
+
+
+def _merge_timing(earlier: dict, later: dict) -> dict:
+    """A later call's timing supersedes, section by section: a `--only bench` call (no import or
+    start-up figures) replaces the bench rows and keeps the earlier call's import and start-up."""
+    merged = dict(later)
+    for key in ("import", "startup"):
+        if not _has_figures(later.get(key)) and _has_figures(earlier.get(key)):
+            merged[key] = earlier[key]
+            if key == "startup" and "startup_flags" in earlier:
+                merged["startup_flags"] = earlier["startup_flags"]
+    return merged
 
 
 def _median(values: list[float]) -> float | None:

@@ -413,8 +413,9 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
         counts = ", ".join(f"{k} {result['jit'].get(k)}" for k in ("built", "failed", "timeout", "total"))
         say(f"jit: {counts}")
 
-    if (part == cases.timing["part"] or part == 0) and not only:
-        result["timing"] = run_timing(cases, inst, main_tree, logs, t0, deadline_s, env)
+    bench_only = only == ["bench"]  # `--only bench`: the timing part's bench_one_batch alone
+    if (part == cases.timing["part"] or part == 0) and (not only or bench_only):
+        result["timing"] = run_timing(cases, inst, main_tree, logs, t0, deadline_s, env, bench_only=bench_only)
 
     result["seconds"] = round(time.monotonic() - t0, 1)
     _write(out, name, result)
@@ -457,12 +458,16 @@ def startup_once(model: dict, flags: list[str], env: dict[str, str], logs: Path,
 
 
 def run_timing(cases: cases_mod.Cases, inst: install.Installed, main_tree: str, logs: Path, t0: float,
-               deadline_s: float, main_env: dict[str, str]) -> dict:
+               deadline_s: float, main_env: dict[str, str], bench_only: bool = False) -> dict:
     """Import time, server start-up and bench_one_batch, tree by tree, alternating, when both trees are installed.
 
     Alternating (pruned, upstream, pruned, upstream ...) on one machine keeps drifts of the machine
     (clocks, caches, other tenants) out of the ratio. The machine's first server launch compiles
-    kernels: when nothing was launched yet, one uncounted launch warms the caches first.
+    kernels: when nothing was launched yet, one uncounted launch warms the caches first. Likewise
+    bench_one_batch: its first bs=8 prefill compiles Triton kernels, so with `bench_warmup` one
+    uncounted bench of the main tree runs first, and the rounds alternate which tree goes first
+    (round 0 main tree first, round 1 the other ...): a tree that always ran first paid the compile
+    and the warm-up drift alone. `bench_only`: skip the import and start-up figures.
     """
     t = cases.timing
     trees = [main_tree] + [w for w in sorted(inst.trees) if w != main_tree]
@@ -473,7 +478,7 @@ def run_timing(cases: cases_mod.Cases, inst: install.Installed, main_tree: str, 
     left = lambda: deadline_s - (time.monotonic() - t0)  # noqa: E731
     say = lambda msg: print(f"[{time.monotonic() - t0:6.1f}s] {msg}", flush=True)  # noqa: E731
 
-    for r in range(int(t["import_runs"]) + 1):  # the first import of each tree, then runs alternating
+    for r in range(0 if bench_only else int(t["import_runs"]) + 1):  # first imports, then runs alternating
         for w in trees:
             if "error" in out["import"][w]:
                 continue
@@ -495,11 +500,11 @@ def run_timing(cases: cases_mod.Cases, inst: install.Installed, main_tree: str, 
     flags = cases.server_flags + ["--load-format", model["load_format"]] + list(t.get("startup_flags", []))
     out["startup_flags"] = flags
     timeout = float(cases.raw["server"]["startup_timeout_s"])
-    if not _launched_marker(logs).exists() and left() > FIRST_LAUNCH_S + 200:
+    if not bench_only and not _launched_marker(logs).exists() and left() > FIRST_LAUNCH_S + 200:
         warm = startup_once(model, flags, envs[main_tree], logs, f"{main_tree}-startup-warmup", timeout)
         out["startup_warmup"] = {main_tree: warm}
         say(f"start-up warm-up ({main_tree}, uncounted): {warm}")
-    for r in range(int(t.get("startup_rounds", 1))):
+    for r in range(0 if bench_only else int(t.get("startup_rounds", 1))):
         for w in trees:
             if left() < LATER_LAUNCH_S + 100:
                 out["startup"][w].append({"error": "skipped: no time left in this call"})
@@ -508,8 +513,13 @@ def run_timing(cases: cases_mod.Cases, inst: install.Installed, main_tree: str, 
             out["startup"][w].append(res)
             say(f"start-up ({w}, round {r}): {res.get('ready_s') or res.get('error')}")
 
+    if t.get("bench_warmup") and left() > 200:
+        warm = bench_one_batch(cases, model, envs[main_tree], logs, f"{main_tree}-bench-warmup",
+                               timeout=min(600.0, left() - 20))
+        out["bench_warmup"] = {main_tree: {"rows": len(warm.get("rows", [])), "error": warm.get("error", "")}}
+        say(f"bench warm-up ({main_tree}, uncounted): {len(warm.get('rows', []))} rows {warm.get('error', '')}")
     for r in range(t["bench_rounds"]):
-        for w in trees:
+        for w in (trees if r % 2 == 0 else list(reversed(trees))):
             if left() < 90:
                 out["bench"][w].append({"error": "skipped: no time left in this call"})
                 continue

@@ -123,3 +123,23 @@ def test_a_later_call_supersedes_a_skipped_launch_only():
     kept = report.superseded_dropped([skipped, failed, *later])
     assert skipped not in kept and failed in kept and len(kept) == 3
     assert report.superseded_dropped([skipped]) == [skipped]  # never run at all: stays an error
+
+
+def test_a_bench_only_call_keeps_the_earlier_import_and_startup_figures():
+    from shrinker.gpu.report import _merge_timing
+
+    earlier = {"trees": ["pruned", "upstream"],
+               "import": {"pruned": {"first_s": 18.4, "runs_s": [18.1]}, "upstream": {"first_s": 17.3, "runs_s": [20.2]}},
+               "startup": {"pruned": [{"ready_s": 54.0}], "upstream": [{"ready_s": 53.9}]},
+               "startup_flags": ["--attention-backend", "flashinfer"],
+               "bench": {"pruned": [{"rows": [1]}], "upstream": [{"rows": [2]}]}}
+    later = {"trees": ["pruned", "upstream"],
+             "import": {"pruned": {"first_s": None, "runs_s": []}, "upstream": {"first_s": None, "runs_s": []}},
+             "startup": {"pruned": [], "upstream": []},
+             "bench": {"pruned": [{"rows": [3]}], "upstream": [{"rows": [4]}]}}
+    merged = _merge_timing(earlier, later)
+    assert merged["bench"] == later["bench"]
+    assert merged["import"] == earlier["import"] and merged["startup"] == earlier["startup"]
+    assert merged["startup_flags"] == earlier["startup_flags"]
+    # a complete later call supersedes everything
+    assert _merge_timing(later, earlier) == earlier

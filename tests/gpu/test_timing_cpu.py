@@ -78,6 +78,7 @@ def test_part4_runs_both_trees_alternating_with_real_processes(tmp_path, monkeyp
     r = report.timing_ratios(out)
     assert r["import_ratio"] < 1  # the fake pruned tree imports faster
     assert r["startup_ratio"] is not None and r["worst_bench_ratio"] == 1.0
-    assert all(v["samples"] == {"pruned": cases.timing["bench_repeats"], "upstream": cases.timing["bench_repeats"]}
+    n = cases.timing["bench_repeats"] * cases.timing["bench_rounds"]
+    assert all(v["samples"] == {"pruned": n, "upstream": n}
                for m in r["bench"].values() for v in m.values())
     json.dumps(out)  # what goes into results-part4-pruned.json

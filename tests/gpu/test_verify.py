@@ -194,7 +194,8 @@ def test_timing_alternates_trees_and_warms_up_once(monkeypatch, tmp_path):
     row = lambda lat: {"batch_size": 1, "input_len": 256, "output_len": 32, "prefill_latency": lat,  # noqa: E731
                        "median_decode_latency": lat / 10, "total_latency": lat * 2}
     monkeypatch.setattr(verify, "bench_one_batch", lambda c, m, env, l, tag, timeout=600: (
-        order.append(("bench", which(env))) or {"rows": [row(0.1 if which(env) == "upstream" else 0.1)]}))
+        order.append(("bench-warmup" if "warmup" in tag else "bench", which(env))) or
+        {"rows": [row(0.1 if which(env) == "upstream" else 0.1)]}))
     out = verify.run_timing(cases, inst, "pruned", logs, t0=__import__("time").monotonic(), deadline_s=1e9,
                             main_env={"PYTHONPATH": str(trees["pruned"])})
     n = cases.timing["import_runs"] + 1
@@ -202,7 +203,12 @@ def test_timing_alternates_trees_and_warms_up_once(monkeypatch, tmp_path):
     starts = [o for o in order if o[0] == "startup"]
     assert starts[0] == ("startup", "pruned", True)  # nothing launched on this machine yet: one uncounted warm-up
     assert starts[1:] == [("startup", "pruned", False), ("startup", "upstream", False)] * cases.timing["startup_rounds"]
-    assert [o for o in order if o[0] == "bench"] == [("bench", "pruned"), ("bench", "upstream")] * cases.timing["bench_rounds"]
+    # one uncounted bench first (the first bs=8 prefill compiles kernels), then rounds alternating who goes first
+    assert [o for o in order if o[0].startswith("bench")][0] == ("bench-warmup", "pruned")
+    rounds = [[("bench", "pruned"), ("bench", "upstream")], [("bench", "upstream"), ("bench", "pruned")]]
+    assert [o for o in order if o[0] == "bench"] == \
+        [b for r in range(cases.timing["bench_rounds"]) for b in rounds[r % 2]]
+    assert cases.timing["bench_rounds"] >= 2 and cases.timing["bench_warmup"]
     r = report.timing_ratios(out)
     assert r["import_ratio"] == 0.9 and r["startup_ratio"] == 0.96 and r["worst_bench_ratio"] == 1.0
 
@@ -212,6 +218,12 @@ def test_timing_alternates_trees_and_warms_up_once(monkeypatch, tmp_path):
     verify.run_timing(cases, inst, "pruned", logs, t0=__import__("time").monotonic(), deadline_s=1e9,
                       main_env={"PYTHONPATH": str(trees["pruned"])})
     assert not any(o[0] == "startup" and o[2] for o in order)
+
+    # `--only bench`: bench_one_batch alone (no imports, no start-ups)
+    order.clear()
+    out = verify.run_timing(cases, inst, "pruned", logs, t0=__import__("time").monotonic(), deadline_s=1e9,
+                            main_env={"PYTHONPATH": str(trees["pruned"])}, bench_only=True)
+    assert {o[0] for o in order} == {"bench", "bench-warmup"} and out["import"]["pruned"]["runs_s"] == []
 
 
 def test_only_runs_get_their_own_file_and_a_capped_start_up(monkeypatch, tmp_path):
