@@ -55,11 +55,14 @@ def _trees(profile: str, tree: Optional[Path], upstream: Optional[Path],
 
 def layers_command(tree: Optional[Path] = None, upstream: Optional[Path] = None, profile: str = "deepseek",
                    out_dir: Optional[Path] = None) -> None:
-    from shrinker.report.layers import layers_report, total
+    from shrinker.report.layers import LayerSpec, layers_report, total
+    from shrinker.rules.load import load_rules
 
     tree, up_root, target = _trees(profile, tree, upstream, out_dir)
+    rule = load_rules(profile).report_layers  # what counts as a layer ([report_layers]; none: folders only)
+    spec = LayerSpec(rule.root, tuple(rule.split)) if rule is not None else None
     with console.status(f"counting lines of {tree} and {up_root} ..."):
-        folders, layers, written = layers_report(tree, up_root, target, tree_label=_tree_label(tree),
+        folders, layers, written = layers_report(tree, up_root, target, spec, tree_label=_tree_label(tree),
                                                  upstream_label=paths.project_label(up_root))
     t = total(folders)
     table = Table(title=f"kept {t.kept:,} of {t.upstream:,} lines ({100 * t.fraction:.1f} %)")
@@ -110,6 +113,24 @@ def cuts_command(profile: str = "deepseek", tree: Optional[Path] = None, out_dir
         out.print(f"[green]wrote[/] {paths.project_label(p)}")
 
 
+def server_args_command(profile: str = "deepseek", tree: Optional[Path] = None, upstream: Optional[Path] = None,
+                        out_dir: Optional[Path] = None) -> None:
+    from shrinker.report.server_args import server_args_reads, write_report
+    from shrinker.verify.run import load_surface
+
+    tree, up_root, target_dir = _trees(profile, tree, upstream, out_dir)
+    target = load_surface(profile)["server_args"]["target"]
+    with console.status(f"reading {target}'s fields in {tree} and {up_root} ..."):
+        reads = server_args_reads(tree, up_root, target)
+    written = write_report(reads, target_dir, target, {"tree": _tree_label(tree),
+                                                        "upstream": paths.project_label(up_root)})
+    gone = [r.name for r in reads if r.only_removed_code]
+    out.print(f"{len(gone)} of {len(reads)} {target} fields are read only by removed code: {', '.join(gone)}",
+              soft_wrap=True)
+    for p in written:
+        out.print(f"[green]wrote[/] {paths.project_label(p)}")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(report_app, name="report")
 
@@ -123,6 +144,16 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Kept vs upstream non-blank Python lines by top-level folder and by layer: layers.{md,svg,json}."""
         layers_command(tree, upstream, profile, out_dir)
+
+    @report_app.command("server-args")
+    def server_args(
+        tree: Optional[Path] = typer.Option(None, "--tree", help="The pruned tree (default: the work tree)."),
+        upstream: Optional[Path] = typer.Option(None, "--upstream", help="Upstream tree (default: the pin)."),
+        profile: str = typer.Option("deepseek", "--profile", "-p"),
+        out_dir: Optional[Path] = typer.Option(None, "--out", help="Report folder (default: reports/<profile>/v<version>)."),
+    ) -> None:
+        """ServerArgs fields upstream reads outside server_args.py and the kept tree no longer does."""
+        server_args_command(profile, tree, upstream, out_dir)
 
     @report_app.command("cuts")
     def cuts(

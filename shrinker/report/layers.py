@@ -4,8 +4,9 @@ Rows, by tree path of each .py file (lines counted with shrinker.graph.parse.cou
 every report uses):
   folders: python/sglang/<top> (files directly in python/sglang: `sglang/*.py`), each package of
            sgl-kernel/python as one row, and `(other .py)` for any .py outside the import roots;
-  layers:  python/sglang/srt/<part>, with srt/layers split one level further (`layers/attention`,
-           `layers/moe`, ...); files directly in a folder are `<folder>/*.py`.
+  layers:  <root>/<part> for the `[report_layers]` rule's root (python/sglang/srt for SGLang), with
+           its `split` folders one level further (`layers/attention`, `layers/moe`, ...); files
+           directly in a folder are `<folder>/*.py`. Without the rule, no layer rows.
 The picture is a hand-written SVG (no plotting dependency): one grey bar per row for upstream and a
 coloured bar inside it for what the tree keeps, both on one scale per section.
 """
@@ -19,7 +20,16 @@ from pathlib import Path
 
 from shrinker.graph.parse import count_lines
 
-SRT = "python/sglang/srt/"
+
+
+@dataclass(frozen=True)
+class LayerSpec:
+    root: str  # "python/sglang/srt"
+    split: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.root.rstrip("/").rsplit("/", 1)[-1]
 
 
 @dataclass
@@ -59,15 +69,16 @@ def folder_of(rel: str) -> str:
     return "(other .py)"
 
 
-def layer_of(rel: str) -> str | None:
-    """The layer row of a path under python/sglang/srt (None: elsewhere)."""
-    if not rel.startswith(SRT):
+def layer_of(rel: str, spec: LayerSpec) -> str | None:
+    """The layer row of a path under the spec's root (None: elsewhere)."""
+    root = spec.root.rstrip("/") + "/"
+    if not rel.startswith(root):
         return None
-    parts = rel[len(SRT):].split("/")
+    parts = rel[len(root):].split("/")
     if len(parts) == 1:
-        return "srt/*.py"
-    if parts[0] == "layers":
-        return "layers/*.py" if len(parts) == 2 else f"layers/{parts[1]}"
+        return f"{spec.name}/*.py"
+    if parts[0] in spec.split:
+        return f"{parts[0]}/*.py" if len(parts) == 2 else f"{parts[0]}/{parts[1]}"
     return parts[0]
 
 
@@ -98,7 +109,8 @@ def _table(rows: list[Row], title: str) -> list[str]:
     return lines
 
 
-def render_markdown(folders: list[Row], layers: list[Row], tree: str, upstream: str) -> str:
+def render_markdown(folders: list[Row], layers: list[Row], tree: str, upstream: str,
+                    spec: LayerSpec | None = None) -> str:
     t = total(folders)
     lines = [
         "# Kept vs upstream lines, by folder and by layer",
@@ -111,10 +123,10 @@ def render_markdown(folders: list[Row], layers: list[Row], tree: str, upstream: 
         "",
         *_table(folders, "folder"),
         "",
-        "## Layers (python/sglang/srt/*, srt/layers split one level further)",
-        "",
-        *_table(layers, "layer"),
     ]
+    if spec is not None:
+        deeper = f", {', '.join(spec.split)} split one level further" if spec.split else ""
+        lines += [f"## Layers ({spec.root}/*{deeper})", "", *_table(layers, "layer")]
     return "\n".join(lines) + "\n"
 
 
@@ -151,7 +163,7 @@ def _fold_small(rows: list[Row], limit: int) -> list[Row]:
     return [*head, total(tail, f"{len(tail)} others, summed")]
 
 
-def render_svg(folders: list[Row], layers: list[Row], limit: int = 24) -> str:
+def render_svg(folders: list[Row], layers: list[Row], spec: LayerSpec | None = None, limit: int = 24) -> str:
     t = total(folders)
     body = [f'<text x="{_PAD}" y="22" font-size="15" font-weight="bold">Non-blank Python lines kept: '
             f'{t.kept:,} of {t.upstream:,} ({100 * t.fraction:.1f} %)</text>',
@@ -160,7 +172,8 @@ def render_svg(folders: list[Row], layers: list[Row], limit: int = 24) -> str:
             f'<rect x="{_PAD + 60}" y="32" width="12" height="12" fill="{_UP}"/>'
             f'<text x="{_PAD + 76}" y="42">upstream</text>']
     y = 54.0
-    for rows, title in ((folders, "Top-level folders"), (layers, "Layers of python/sglang/srt")):
+    sections = [(folders, "Top-level folders")] + ([(layers, f"Layers of {spec.root}")] if spec is not None else [])
+    for rows, title in sections:
         part, y = _section(_fold_small(rows, limit), title, y)
         body += part
     height = int(y + _PAD)
@@ -169,14 +182,15 @@ def render_svg(folders: list[Row], layers: list[Row], limit: int = 24) -> str:
             f'<rect width="{_W}" height="{height}" fill="white"/>\n' + "\n".join(body) + "\n</svg>\n")
 
 
-def layers_report(tree: Path, upstream: Path, out_dir: Path, *, tree_label: str = "",
+def layers_report(tree: Path, upstream: Path, out_dir: Path, spec: LayerSpec | None, *, tree_label: str = "",
                   upstream_label: str = "") -> tuple[list[Row], list[Row], list[Path]]:
     up, kept = python_lines(upstream), python_lines(tree)
-    folders, layers = tabulate(up, kept, folder_of), tabulate(up, kept, layer_of)
+    folders = tabulate(up, kept, folder_of)
+    layers = tabulate(up, kept, lambda rel: layer_of(rel, spec)) if spec is not None else []
     out_dir.mkdir(parents=True, exist_ok=True)
     md, svg, js = out_dir / "layers.md", out_dir / "layers.svg", out_dir / "layers.json"
-    md.write_text(render_markdown(folders, layers, tree_label or str(tree), upstream_label or str(upstream)))
-    svg.write_text(render_svg(folders, layers))
+    md.write_text(render_markdown(folders, layers, tree_label or str(tree), upstream_label or str(upstream), spec))
+    svg.write_text(render_svg(folders, layers, spec))
     js.write_text(json.dumps({"tree": tree_label or str(tree), "upstream": upstream_label or str(upstream),
                               "total": total(folders).to_json(),
                               "folders": [r.to_json() for r in folders],

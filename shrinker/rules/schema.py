@@ -205,6 +205,14 @@ class Requirements(_Strict):
     keep: list[RequirementKeep] = Field(default_factory=list)
 
 
+class ReportLayers(_Strict):
+    """What `shrink report layers` calls layers: the folders of `root`, with `split` ones split a level further."""
+
+    root: str = Field(description="Tree path whose sub-folders are the layers (`python/sglang/srt`).")
+    split: list[str] = Field(default_factory=list, description="Layers shown one level deeper (`layers`).")
+    reason: str
+
+
 class Rules(_Strict):
     profile: Profile
     roots: list[Root]
@@ -217,6 +225,7 @@ class Rules(_Strict):
     data: DataFiles = DataFiles()
     batches: list[Batch] = Field(default_factory=list)
     requirements: Requirements = Requirements()
+    report_layers: Optional[ReportLayers] = None
     source: Optional[str] = Field(None, description="The rules file (set by the loader).")
 
     def registry(self, name: str) -> Registry:

@@ -7,8 +7,10 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from shrinker.report.layers import (Row, folder_of, layer_of, layers_report, python_lines, render_svg, tabulate,
+from shrinker.report.layers import (LayerSpec, Row, folder_of, layer_of, layers_report, python_lines, render_svg, tabulate,
                                     total)
+
+SPEC = LayerSpec("python/sglang/srt", ("layers",))  # what rules/deepseek.toml [report_layers] says
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -37,11 +39,11 @@ def test_rows():
     assert folder_of("python/sglang/__init__.py") == "sglang/*.py"
     assert folder_of("sgl-kernel/python/sgl_kernel/ops/gemm.py") == "sgl_kernel"
     assert folder_of("setup.py") == "(other .py)"
-    assert layer_of("python/sglang/srt/layers/moe/ep.py") == "layers/moe"
-    assert layer_of("python/sglang/srt/layers/linear.py") == "layers/*.py"
-    assert layer_of("python/sglang/srt/server_args.py") == "srt/*.py"
-    assert layer_of("python/sglang/srt/models/llama.py") == "models"
-    assert layer_of("python/sglang/lang/api.py") is None
+    assert layer_of("python/sglang/srt/layers/moe/ep.py", SPEC) == "layers/moe"
+    assert layer_of("python/sglang/srt/layers/linear.py", SPEC) == "layers/*.py"
+    assert layer_of("python/sglang/srt/server_args.py", SPEC) == "srt/*.py"
+    assert layer_of("python/sglang/srt/models/llama.py", SPEC) == "models"
+    assert layer_of("python/sglang/lang/api.py", SPEC) is None
 
 
 def test_report_counts_and_files(tmp_path):
@@ -51,7 +53,7 @@ def test_report_counts_and_files(tmp_path):
     tree = _write(tmp_path / "tree", kept)
     assert python_lines(up)["python/sglang/__init__.py"] == 2 and "python/sglang/srt/notes.txt" not in python_lines(up)
 
-    folders, layers, written = layers_report(tree, up, tmp_path / "out", tree_label="tree", upstream_label="up")
+    folders, layers, written = layers_report(tree, up, tmp_path / "out", SPEC, tree_label="tree", upstream_label="up")
     by = {r.name: r for r in layers}
     assert (by["models"].upstream, by["models"].kept, by["models"].kept_files) == (15, 5, 1)
     assert (by["layers/moe"].upstream, by["layers/moe"].kept) == (3, 1)
@@ -72,7 +74,7 @@ def test_report_counts_and_files(tmp_path):
 
 def test_svg_folds_small_rows_and_escapes():
     rows = [Row(f"r{i}", 100 - i, 50) for i in range(30)] + [Row("a<b", 1, 1)]
-    svg = render_svg(rows, rows, limit=10)
+    svg = render_svg(rows, rows, SPEC, limit=10)
     root = ET.fromstring(svg)
     texts = [e.text for e in root.iter("{http://www.w3.org/2000/svg}text")]
     assert "22 others, summed" in texts and "r8" in texts and "r9" not in texts
@@ -89,4 +91,4 @@ def test_cli(tmp_path, monkeypatch, capsys):
     cli.main()
     assert "kept 18 of 28 lines" in capsys.readouterr().out
     assert (tmp_path / "out" / "layers.svg").exists()
-    assert tabulate({"python/sglang/srt/a.py": 1}, {}, layer_of)[0].kept_files == 0
+    assert tabulate({"python/sglang/srt/a.py": 1}, {}, lambda rel: layer_of(rel, SPEC))[0].kept_files == 0
