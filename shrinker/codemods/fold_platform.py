@@ -171,7 +171,7 @@ class Folder:
         return Fold(constant(value), value, True, True)
 
     def _fold_call(self, node: cst.Call) -> Optional[Fold]:
-        flag = env_flag_name(node, self.env_flags)
+        flag = env_flag_name(node, self.table.platform)
         if flag is not None:  # `envs.SGLANG_OPT_USE_AITER_INDEXER.get()`: an env read, always pure
             value = self.table.value(flag, called=True)
             if value is None or not all(self.pure(a.value) for a in node.args):

@@ -30,6 +30,13 @@ def module_name(rel: str) -> tuple[str, bool]:
     return ".".join(parts), False
 
 
+def module_paths(module: str) -> list[str]:
+    """The tree paths `module` may have, one per import root and form (`a/b.py`, `a/b/__init__.py`):
+    the inverse of module_name, for looking a rule's `module:qualname` up without scanning the tree."""
+    rel = module.replace(".", "/")
+    return [f"{root}/{rel}{tail}" for root in IMPORT_ROOTS for tail in (".py", "/__init__.py")]
+
+
 def discover(tree: Path) -> list[SourceFile]:
     """Every file of the tree except .git, sorted by path (the order every output uses)."""
     found: list[SourceFile] = []

@@ -21,7 +21,6 @@ from pathlib import Path
 from shrinker.graph.parse import count_lines
 
 
-
 @dataclass(frozen=True)
 class LayerSpec:
     root: str  # "python/sglang/srt"

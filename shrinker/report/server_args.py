@@ -22,7 +22,7 @@ from pathlib import Path
 
 from shrinker.apply.run import python_sources
 from shrinker.errors import ShrinkError
-from shrinker.graph.discover import IMPORT_ROOTS
+from shrinker.graph.discover import module_paths
 
 
 @dataclass
@@ -65,11 +65,9 @@ def _readers(tree: Path, names: list[str], own: str) -> dict[str, list[str]]:
 
 def _module_path(tree: Path, module: str) -> str:
     """The tree path of `module` under one of the import roots (ShrinkError: none holds it)."""
-    rel = module.replace(".", "/")
-    for root in IMPORT_ROOTS:
-        for candidate in (f"{root}/{rel}.py", f"{root}/{rel}/__init__.py"):
-            if (tree / candidate).is_file():
-                return candidate
+    for candidate in module_paths(module):
+        if (tree / candidate).is_file():
+            return candidate
     raise ShrinkError(f"{module} (rules: [server_args].target) is in no import root of {tree}")
 
 

@@ -19,7 +19,7 @@ import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from shrinker.errors import ShrinkError
-from shrinker.graph.discover import discover
+from shrinker.graph.discover import discover, module_paths
 from shrinker.rules.predicates import PredicateTable, evaluate
 from shrinker.rules.schema import FixedParameter, Rules
 
@@ -74,19 +74,17 @@ def check_parameters(root: Path, rules: Rules, files: list[tuple[str, str]] | No
         return {}
     table = PredicateTable(rules.platform)
     if files is None:
-        found = [f for f in discover(root) if f.path.endswith(".py")]
-        files = [(f.path, (root / f.path).read_text(errors="replace")) for f in found]
-        by_module = {f.module: f.path for f in found if f.module}
-    else:
-        by_module = {}
+        files = [(f.path, (root / f.path).read_text(errors="replace"))
+                 for f in discover(root) if f.path.endswith(".py")]
     sources = files
+    by_path = dict(sources)
     problems: list[str] = []
     out: dict[str, list[CallSite]] = {}
     for rule in params:
         module, _, qualname = rule.function.partition(":")
         key = f"{rule.function}({rule.name})"
-        path = by_module.get(module) or next((p for p, _ in sources if _module_path_matches(p, module)), None)
-        text = dict(sources).get(path) if path else None
+        path = next((p for p in module_paths(module) if p in by_path), None)
+        text = by_path.get(path) if path else None
         fn = _find_def(ast.parse(text), qualname) if text is not None else None
         if fn is None:
             problems.append(f"{key}: no function {qualname} in module {module}")
@@ -113,12 +111,6 @@ def check_parameters(root: Path, rules: Rules, files: list[tuple[str, str]] | No
     if problems:
         raise ShrinkError("rules.platform.parameters do not hold: " + "; ".join(problems))
     return out
-
-
-def _module_path_matches(path: str, module: str) -> bool:
-    stem = path[:-3] if path.endswith(".py") else path
-    stem = stem[: -len("/__init__")] if stem.endswith("/__init__") else stem
-    return stem.replace("/", ".").endswith(module)
 
 
 def _calls(source: str, fn_name: str, param: str, index: int | None, default: ast.expr | None):

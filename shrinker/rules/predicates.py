@@ -105,13 +105,14 @@ class PredicateTable:
         return self._lookup(name)
 
 
-def env_flag_name(call: cst.Call, env_flags: frozenset[str] | Sequence[str]) -> str | None:
+def env_flag_name(call: cst.Call, platform: Platform) -> str | None:
     """The environment variable an env-flag read names: `envs.SGLANG_X.get()` -> "SGLANG_X",
-    `get_bool_env_var("SGLANG_X", "false")` -> "SGLANG_X" (`env_flags`: rules.platform.env_flags,
-    the registry object and the reader functions); None for any other call. A predicate of that
-    name gives the flag's value on CUDA, for flags that only select another platform's kernels."""
-    func = call.func
-    if (isinstance(func, cst.Attribute) and func.attr.value == "get" and not call.args
+    `get_bool_env_var("SGLANG_X", "false")` -> "SGLANG_X" (rules.platform.env_flags: the registry
+    object and the reader functions; env_flag_reads: the registry entries' read methods); None for
+    any other call. A predicate of that name gives the flag's value on CUDA, for flags that only
+    select another platform's kernels."""
+    func, env_flags = call.func, platform.env_flags
+    if (isinstance(func, cst.Attribute) and func.attr.value in platform.env_flag_reads and not call.args
             and isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name)
             and func.value.value.value in env_flags):
         return func.value.attr.value
@@ -167,7 +168,7 @@ def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "") 
         name = _name_of(node)
         return table.value(name, called=False) if name else None
     if isinstance(node, cst.Call):
-        flag = env_flag_name(node, table.platform.env_flags)
+        flag = env_flag_name(node, table.platform)
         if flag is not None:
             return table.value(flag, called=True)
         name = _name_of(node.func)

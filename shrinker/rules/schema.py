@@ -81,6 +81,10 @@ class Platform(_Strict):
     packages: list[str] = Field(description="Third-party packages that exist only on other platforms.")
     parameters: list[FixedParameter] = Field(default_factory=list,
                                              description="Parameters whose every caller passes a platform value.")
+    env_flag_reads: list[str] = Field(default_factory=list,
+                                      description="Methods of an env-flag registry entry that read its value "
+                                                  "(`envs.NAME.get()`): such a call is the variable NAME, which a "
+                                                  "predicate of that name folds.")
     env_flags: list[str] = Field(default_factory=list,
                                  description="Calls whose result depends on env only (kept as is in and/or).")
     pure_methods: list[str] = Field(default_factory=list,
