@@ -15,8 +15,9 @@ and removes exactly the statements that bind those names:
   - and the strings naming any of these in a module-level `__all__ = [...]` / `__all__ += [...]`
     (the graph counts `__all__` as a use only when some module star-imports the module).
 A block left empty gets `pass`. Comments: a comment block directly above a removed statement
-(no blank line between) goes with it; comments separated from it by a blank line (section
-headings) stay, moved onto the next statement. Everything else stays byte for byte; a second run
+(no blank line between) goes with it; comments separated from it by a blank line, and headings
+framed by rule lines (`# -----`), stay, moved onto the next statement (a heading whose whole
+section went is dropped when the next statement brings its own). Everything else stays byte for byte; a second run
 with the same inputs changes nothing.
 
 SGLang shapes: unused helpers in utils modules (`sglang.srt.utils.common`), classes of removed
@@ -56,10 +57,23 @@ def _non_blank(node: cst.CSTNode) -> int:
     return sum(1 for line in _EMPTY.code_for_node(node).splitlines() if line.strip())
 
 
+def _ruled(line: cst.EmptyLine) -> bool:
+    """A heading rule, `# -----` / `# =====` (SGLang frames section titles in ServerArgs with them)."""
+    text = line.comment.value.lstrip("#").strip() if line.comment else ""
+    return len(text) >= 5 and len(set(text)) == 1 and text[0] in "-=#*~"
+
+
+def _headed(lines: Sequence[cst.EmptyLine]) -> bool:
+    return any(_ruled(line) for line in lines)
+
+
 def _detached(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
     """The leading lines of a removed statement that stay: comments separated from it by a blank
-    line (with the lines before them); a comment block directly above it goes with it."""
+    line (with the lines before them), and a section heading framed by rule lines; any other
+    comment block directly above it goes with it."""
     last_blank = max((i for i, line in enumerate(lines) if line.comment is None), default=-1)
+    if _headed(lines[last_blank + 1:]):
+        last_blank = len(lines)  # the block is a heading of what follows, not the statement's comment
     head = list(lines[:last_blank])
     while head and head[-1].comment is None:  # the next statement brings its own blank lines
         head.pop()
@@ -108,6 +122,8 @@ class RemoveDeadSymbols(ShrinkCodemod):
         changed = False
         for stmt in stmts:
             new = self._statement(stmt, top=top, cls=cls)
+            if carry and new is not None and _headed(carry) and _headed(new.leading_lines):
+                carry = []  # a heading whose whole section went: the next statement opens a section of its own
             if new is stmt:
                 if carry:
                     stmt = stmt.with_changes(leading_lines=[*carry, *stmt.leading_lines])

@@ -124,9 +124,10 @@ def server_args_command(profile: str = "deepseek", tree: Optional[Path] = None, 
         reads = server_args_reads(tree, up_root, target)
     written = write_report(reads, target_dir, target, {"tree": _tree_label(tree),
                                                         "upstream": paths.project_label(up_root)})
-    gone = [r.name for r in reads if r.only_removed_code]
-    out.print(f"{len(gone)} of {len(reads)} {target} fields are read only by removed code: {', '.join(gone)}",
-              soft_wrap=True)
+    removed = [r.name for r in reads if not r.kept_declared]
+    left = [r.name for r in reads if r.only_removed_code and r.kept_declared]
+    out.print(f"{target}: {len(removed)} of {len(reads)} fields removed; {len(left)} still declared that only "
+              f"removed code read elsewhere: {', '.join(left)}", soft_wrap=True)
     for p in written:
         out.print(f"[green]wrote[/] {paths.project_label(p)}")
 

@@ -72,7 +72,7 @@ _BUILTINS = frozenset(dir(builtins))
 @dataclass(frozen=True)
 class Reason:
     code: str  # name | import | attr | string | pattern | subclasses | member | override | protect |
-    #            decorator | base | dynamic | entry_point | unparsed | noqa
+    #            decorator | base | dynamic | entry_point | unparsed | noqa | table
     text: str
     via: str = ""  # the symbol (module:qualname, or module:<module>) whose code holds the reference
     line: int = 0  # line of the reference in via's file
@@ -205,6 +205,9 @@ class SymbolGraph:
     object_modules: set[str] = field(default_factory=set)  # modules some file may hold as an object
     patterns: dict[str, Reason] = field(default_factory=dict)
     stats: SymbolStats = field(default_factory=SymbolStats)
+    # the upstream tree, for attribute tables whose entries go only if upstream read them
+    # (rules.attribute_tables only_removed_readers); None: the pinned upstream, loaded when needed
+    upstream: Optional[Path] = None
 
     # -- building -----------------------------------------------------------------------------------
     def _index(self) -> None:
@@ -471,6 +474,26 @@ class SymbolGraph:
                 self._mark(current, reason)
                 todo.extend(self.subclasses.get(current, ()))
 
+    def _read_upstream(self, class_id: str) -> set[str]:
+        """The entries of table class `class_id` that some upstream file reads (`.name` or "name")."""
+        cache = self.__dict__.setdefault("_upstream_reads", {})
+        if class_id not in cache:
+            from shrinker.symbols.name_reads import name_readers
+
+            upstream = self.upstream
+            if upstream is None:
+                from shrinker.upstream import load
+
+                upstream = Path(load().root)
+            entries = [item.name for item in self.symbols.values()
+                       if item.cls == class_id and self._table_entry(item)]
+            cache[class_id] = {n for n, files in name_readers(upstream, entries).items() if files}
+        return cache[class_id]
+
+    def _table_entry(self, item: _Sym) -> bool:
+        """A `NAME = value` line of a class that rules.attribute_tables names."""
+        return item.sym.kinds[0] == CLASS_ATTR and self.rules.attribute_table(item.cls) is not None
+
     def _member_protection(self, item: _Sym, class_item: _Sym, external: list[str]) -> Optional[Reason]:
         name = item.name
         if CLASS_ATTR in item.sym.kinds and item.sym.kinds[0] == CLASS_ATTR:
@@ -479,6 +502,9 @@ class SymbolGraph:
                 return Reason("member", f"a class attribute of {class_item.id}, which is kept")
             if name in self.used:
                 return self.used[name]
+            if table.only_removed_readers and name not in self._read_upstream(class_item.id):
+                return Reason("table", f"upstream never reads `{name}` either: it served no removed code "
+                                       f"(rule attribute_tables only_removed_readers, {table.cls})")
             return None
         rule = self.rules.protected("member", name)
         if rule is not None:
@@ -590,6 +616,8 @@ class SymbolGraph:
                                                              f"__init_subclass__"))
                     break
         for item in self.symbols.values():
+            if item.cls and self._table_entry(item):
+                continue  # a field of an attribute table: kept only while its name is read (rules.attribute_tables)
             if item.cls and (rule := self.rules.protected("symbol", item.id)) is not None:
                 self._mark(item.id, Reason("protect", f"{rule.reason} (rule protect symbol={rule.symbol!r})"))
         if tree is not None:
@@ -695,15 +723,15 @@ def entry_points(tree: Path, files: Iterable[str]) -> list[tuple[str, str]]:
 
 
 def build_symbol_graph(tree: Path, rules: SymbolRules, *, jobs: int = 2,
-                       cache: Optional[FactsCache] = None) -> SymbolGraph:
+                       cache: Optional[FactsCache] = None, upstream: Optional[Path] = None) -> SymbolGraph:
     stats = SymbolStats()
     modules, _ = tree_symbols(tree, rules, jobs=jobs, cache=cache, stats=stats)
-    graph = SymbolGraph(rules=rules, modules=modules, stats=stats)
+    graph = SymbolGraph(rules=rules, modules=modules, stats=stats, upstream=upstream)
     graph.compute(tree)
     return graph
 
 
-def graph_from_sources(sources: dict[str, str], rules: SymbolRules) -> SymbolGraph:
+def graph_from_sources(sources: dict[str, str], rules: SymbolRules, upstream: Optional[Path] = None) -> SymbolGraph:
     """A graph over in-memory modules ({dotted module: source}; a name ending in .__init__ is a
     package): for tests and small checks."""
     modules = {}
@@ -712,6 +740,6 @@ def graph_from_sources(sources: dict[str, str], rules: SymbolRules) -> SymbolGra
         name = module.removesuffix(".__init__")
         path = name.replace(".", "/") + ("/__init__.py" if is_package else ".py")
         modules[name] = module_symbols(source, path, name, is_package, rules.pure_call_set)
-    graph = SymbolGraph(rules=rules, modules=modules)
+    graph = SymbolGraph(rules=rules, modules=modules, upstream=upstream)
     graph.compute()
     return graph

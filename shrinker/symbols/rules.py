@@ -62,6 +62,10 @@ class AttributeTable(_Strict):
     (`envs.SGLANG_X.get()`): an entry no kept code names, as `.NAME` or "NAME", goes."""
 
     cls: str = Field(alias="class", description="`module:qualname` (glob) of the class.")
+    only_removed_readers: bool = Field(
+        False, description="An entry goes only when upstream read it somewhere (the code that read it was "
+                           "removed); one upstream never reads either stays (for ServerArgs: an option that "
+                           "is a no-op upstream too keeps its CLI flag).")
     reason: str
 
 

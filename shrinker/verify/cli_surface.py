@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from shrinker.errors import ShrinkError
 from shrinker.rules.schema import Rules
+from shrinker.symbols.rules import AttributeTable
 from shrinker.verify.tree import SourceTree
 
 _SPLIT = re.compile(r"[^a-z0-9]+")
@@ -165,7 +167,16 @@ def options_of(probe_result: dict) -> dict[str, list[str] | None]:
     return out
 
 
-def compare_help(module: str, upstream: dict, pruned: dict, index: RuleIndex, where: str) -> SurfaceDiff:
+def dests_of(probe_result: dict) -> dict[str, str]:
+    """option string -> the attribute argparse stores it in."""
+    return {opt: action["dest"] for parser in probe_result.get("parsers", [])
+            for action in parser["actions"] for opt in action["options"]}
+
+
+def compare_help(module: str, upstream: dict, pruned: dict, index: RuleIndex, where: str,
+                 removed: dict[str, str] | None = None) -> SurfaceDiff:
+    """`removed`: ServerArgs fields gone by the attribute-table rule (removed_fields); an option
+    storing into one went with it."""
     diff = SurfaceDiff()
     if upstream.get("exit") != 0 or not upstream.get("parsers"):
         diff.findings.append(f"{where}:1 upstream `python -m {module} --help` failed: {upstream.get('error') or 'exit ' + str(upstream.get('exit'))}")
@@ -179,8 +190,10 @@ def compare_help(module: str, upstream: dict, pruned: dict, index: RuleIndex, wh
     diff.choices_pruned = sum(len(c or []) for c in pr.values())
     for opt in sorted(set(pr) - set(up)):
         diff.findings.append(f"{where}:1 {module}: option {opt} is not in upstream")
+    dests = dests_of(upstream)
     for opt in sorted(set(up) - set(pr)):
-        why = index.explain_option(opt)
+        field_why = (removed or {}).get(dests.get(opt, ""))
+        why = f"ServerArgs.{dests[opt]}: {field_why}" if field_why else index.explain_option(opt)
         if why:
             diff.explained.append(f"{module}: option {opt} removed ({why})")
         else:
@@ -203,10 +216,48 @@ def compare_help(module: str, upstream: dict, pruned: dict, index: RuleIndex, wh
     return diff
 
 
+def removed_fields(upstream: Path, pruned: Path, target: str, table: AttributeTable | None
+                   ) -> tuple[dict[str, str], list[str]]:
+    """Fields of `target` (`module:Class`) upstream declares and the pruned tree does not: ({field:
+    why} for those the symbol rules' attribute table explains, findings for the rest). The table
+    explains a field when the trees agree with its rule: upstream reads it somewhere (`.name` or
+    "name"), the pruned tree nowhere. Re-checked here by a text scan of both trees, independently of
+    the symbol graph that removed them."""
+    from shrinker.report.server_args import dataclass_fields, module_file
+    from shrinker.symbols.name_reads import name_readers
+
+    module, _, class_name = target.partition(":")
+    declared = {}
+    for tree in (upstream, pruned):
+        try:
+            rel = module_file(tree, module)
+        except ShrinkError:
+            return {}, []
+        declared[tree] = {n for n, _ in dataclass_fields((tree / rel).read_text(), class_name)}
+    gone = sorted(declared[upstream] - declared[pruned])
+    if not gone:
+        return {}, []
+    if table is None:
+        return {}, [f"{target}.{n} removed and no attribute-table rule names {target}" for n in gone]
+    up, kept = name_readers(upstream, gone), name_readers(pruned, gone)
+    why, findings = {}, []
+    for name in gone:
+        if kept[name]:
+            findings.append(f"{target}.{name} removed but {kept[name][0]} still reads it")
+        elif table.only_removed_readers and not up[name]:
+            findings.append(f"{target}.{name} removed though upstream never reads it (rule only_removed_readers)")
+        else:
+            why[name] = (f"only removed code read it, e.g. upstream {up[name][0]} (rule attribute_tables "
+                         f"{table.cls})" if up[name] else f"nothing reads it (rule attribute_tables {table.cls})")
+    return why, findings
+
+
 def compare_server_args(upstream: dict, pruned: dict, where: str,
-                        differ: dict[str, str] | None = None) -> tuple[list[str], list[str], int, int]:
+                        differ: dict[str, str] | None = None,
+                        removed: dict[str, str] | None = None) -> tuple[list[str], list[str], int, int]:
     """(findings, notes, fields compared, fields equal). `differ`: field -> the rule decision that
-    makes it differ on purpose (verify data), a note instead of a finding."""
+    makes it differ on purpose (verify data), a note instead of a finding; `removed`: field -> why
+    it may be gone (removed_fields); any other missing field is a finding."""
     if upstream.get("error"):
         return [f"{where}:1 ServerArgs fails upstream: {upstream['error'].splitlines()[-1]}"], [], 0, 0
     if pruned.get("error"):
@@ -224,7 +275,11 @@ def compare_server_args(upstream: dict, pruned: dict, where: str,
         else:
             findings.append(f"{where}:1 {text}")
     for name in sorted(set(up) - set(pr)):
-        notes.append(f"ServerArgs.{name} removed (upstream default {up[name]!r})")
+        if removed is not None and name not in removed:
+            findings.append(f"{where}:1 ServerArgs.{name} disappeared and no rule names it")
+        else:
+            notes.append(f"ServerArgs.{name} removed (upstream default {up[name]!r}"
+                         + (f"; {removed[name]})" if removed else ")"))
     for name in sorted(set(pr) - set(up)):
         findings.append(f"{where}:1 ServerArgs.{name} is not in upstream")
     equal = sum(up[name] == pr[name] for name in both)

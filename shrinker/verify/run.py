@@ -165,13 +165,17 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
             findings=cmp.regressions,
             notes=cmp.fixed + [f"needs CUDA, not comparable on this machine: {n}" for n in cmp.needs_cuda],
             seconds=t.seconds))
+    gone: tuple[dict[str, str], list[str]] = ({}, [])  # ServerArgs fields removed: (why, unexplained)
+    if "cli" in wanted or "server_args" in wanted:
+        gone = _removed_fields(pruned_tree, upstream_tree, surface, profile)
     if "cli" in wanted:
         with _Timer() as t:
-            result.checks.append(_check_cli(pruned_tree, upstream_tree, env, commit, surface, profile, rules))
+            result.checks.append(_check_cli(pruned_tree, upstream_tree, env, commit, surface, profile, rules,
+                                            gone[0]))
         result.checks[-1].seconds = t.seconds
     if "server_args" in wanted:
         with _Timer() as t:
-            result.checks.append(_check_server_args(pruned_tree, upstream_tree, env, commit, surface))
+            result.checks.append(_check_server_args(pruned_tree, upstream_tree, env, commit, surface, gone))
         result.checks[-1].seconds = t.seconds
     if "behaviour" in wanted:
         with _Timer() as t:
@@ -194,8 +198,24 @@ def _probe_both(script: str, pruned: SourceTree, upstream: SourceTree, env: Veri
     return up, pr
 
 
+def _removed_fields(pruned: SourceTree, upstream: SourceTree, surface: dict | None,
+                    profile: str) -> tuple[dict[str, str], list[str]]:
+    """ServerArgs fields the pruned tree dropped: why (the symbol rules' attribute table), and those
+    no rule explains (see cli_surface.removed_fields)."""
+    target = ((surface or {}).get("server_args") or {}).get("target")
+    if not target:
+        return {}, []
+    from shrinker.symbols.rules import load_symbol_rules
+
+    try:
+        table = load_symbol_rules(profile).attribute_table(target)
+    except ShrinkError:  # a profile without symbol rules: no table explains a removal
+        table = None
+    return cli_surface.removed_fields(upstream.root, pruned.root, target, table)
+
+
 def _check_cli(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit: str | None, surface: dict,
-               profile: str, rules: "Rules | None") -> CheckResult:
+               profile: str, rules: "Rules | None", removed: dict[str, str] | None = None) -> CheckResult:
     from shrinker.rules.load import load_rules
 
     version = _version(upstream)
@@ -213,7 +233,7 @@ def _check_cli(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit:
         except ProbeFailed as exc:
             findings.append(f"{where}:1 {exc}")
             continue
-        diff = cli_surface.compare_help(module, up, pr, index, where)
+        diff = cli_surface.compare_help(module, up, pr, index, where, removed)
         findings += diff.findings
         notes += diff.explained
         counts["options_upstream"] += diff.options_upstream
@@ -239,7 +259,7 @@ def _version(tree: SourceTree) -> str | None:
 
 
 def _check_server_args(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit: str | None,
-                       surface: dict) -> CheckResult:
+                       surface: dict, removed: tuple[dict[str, str], list[str]] = ({}, [])) -> CheckResult:
     spec_data = surface.get("server_args")
     if not spec_data:
         return CheckResult("server_args", passed=True, skipped="no server_args in the verify data")
@@ -252,7 +272,9 @@ def _check_server_args(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv,
                              ["{input:spec}", "{out}"], {"spec": spec})
     except ProbeFailed as exc:
         return CheckResult("server_args", passed=False, findings=[f"{where}:1 {exc}"])
-    findings, notes, compared, equal = cli_surface.compare_server_args(up, pr, where, spec_data.get("differ", {}))
+    findings, notes, compared, equal = cli_surface.compare_server_args(up, pr, where, spec_data.get("differ", {}),
+                                                                       removed[0])
+    findings += [f"{where}:1 {text}" for text in removed[1]]
     findings, cuda = split_needs_cuda(findings, surface.get("needs_cuda", ()))
     return CheckResult("server_args", passed=not findings,
                        counts={"pretend_gpu": int(bool(spec["pretend"])), "fields_upstream": len(up.get("fields", {})),

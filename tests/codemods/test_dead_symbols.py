@@ -86,6 +86,48 @@ class TestRemoveDeadSymbols(PlatformCodemodTest):
             inputs=inputs(members={"Envs.SGLANG_USE_AITER", "Envs.SGLANG_OPT_USE_AITER_INDEXER"}))
         assert instance.changes["class_attributes"] == 2
 
+    def test_fields_under_ruled_headings(self) -> None:
+        """ServerArgs frames its sections with `# ---` rules: the heading of a section that keeps a field
+        passes to that field; a section whose every field goes loses its heading too."""
+        self.assertCodemod(
+            """
+            class ServerArgs:
+                tp_size: A[int, "Tensor parallel size."] = 1
+
+                # -------------------------------------------------
+                # Speculative decoding (ngram)
+                # -------------------------------------------------
+                speculative_ngram_min_bfs_breadth: A[int, "Min breadth."] = 1
+                speculative_ngram_max_bfs_breadth: A[int, "Max breadth."] = 10
+
+                # -------------------------------------------------
+                # FlexKV
+                # -------------------------------------------------
+                enable_flexkv: A[bool, "Use FlexKV."] = False
+                flexkv_config_file: A[Optional[str], "Config."] = None
+
+                # -------------------------------------------------
+                # PD-Multiplexing
+                # -------------------------------------------------
+                enable_pdmux: A[bool, "PD-Multiplexing."] = False
+            """,
+            """
+            class ServerArgs:
+                tp_size: A[int, "Tensor parallel size."] = 1
+
+                # -------------------------------------------------
+                # Speculative decoding (ngram)
+                # -------------------------------------------------
+                speculative_ngram_max_bfs_breadth: A[int, "Max breadth."] = 10
+
+                # -------------------------------------------------
+                # PD-Multiplexing
+                # -------------------------------------------------
+                enable_pdmux: A[bool, "PD-Multiplexing."] = False
+            """,
+            inputs=inputs(members={"ServerArgs.speculative_ngram_min_bfs_breadth", "ServerArgs.enable_flexkv",
+                                   "ServerArgs.flexkv_config_file"}))
+
     def test_all_loses_the_names_that_go(self) -> None:
         instance = self.assertCodemod(
             """

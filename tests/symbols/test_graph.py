@@ -422,3 +422,39 @@ def test_overrides_of_a_kept_member_stay() -> None:
         """})
     assert g.live["pkg.m:Child.check"].code == "override"
     assert g.is_dead("pkg.m:Child.other")
+
+
+SERVER_ARGS = """
+    from dataclasses import dataclass
+
+    @dataclass
+    class ServerArgs:
+        # -------------------------------------------------
+        # LMCache
+        # -------------------------------------------------
+        enable_lmcache: bool = False
+        tp_size: int = 1
+        upstream_noop: bool = False
+        checked: int = 0
+
+        def __post_init__(self):
+            if self.checked < 0:
+                raise ValueError
+    """
+
+
+def test_table_only_removed_readers(tmp_path: Path) -> None:
+    """A field goes when upstream read it and no kept code does; a field upstream never reads either (an
+    upstream no-op option) stays, and so does one a kept check reads, and a protected method."""
+    upstream = tmp_path / "up" / "python" / "pkg"
+    upstream.mkdir(parents=True)
+    (upstream / "server_args.py").write_text(textwrap.dedent(SERVER_ARGS))
+    (upstream / "lmcache.py").write_text("def build(a):\n    return a.enable_lmcache, a.tp_size\n")
+    g = graph_from_sources({"pkg.server_args": textwrap.dedent(SERVER_ARGS),
+                            "pkg.user": "def run(a):\n    return a.tp_size\nrun(None)\n"},
+                           rules(), upstream=tmp_path / "up")
+    assert "pkg.server_args:ServerArgs.enable_lmcache" not in g.live
+    assert g.live["pkg.server_args:ServerArgs.tp_size"].code == "attr"
+    assert g.live["pkg.server_args:ServerArgs.upstream_noop"].code == "table"
+    assert g.live["pkg.server_args:ServerArgs.checked"].code == "attr"  # read by __post_init__ (protected)
+    assert g.live["pkg.server_args:ServerArgs.__post_init__"].code == "protect"

@@ -130,3 +130,46 @@ def test_server_args_difference_a_rule_decides_is_a_note():
     findings, notes, compared, equal = compare_server_args(up, pr, "s.py", {"b": "rule: b is CUDA-only"})
     assert not findings and (compared, equal) == (2, 1)
     assert notes == ["ServerArgs.b: upstream 'x', pruned 'y' (rule: b is CUDA-only)"]
+
+
+def _tree(root, server_args: str, files: dict[str, str] | None = None):
+    for rel, text in {SERVER_ARGS: server_args, **(files or {})}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_removed_fields_are_checked_against_both_trees(tmp_path, verify_rules):
+    from shrinker.symbols.rules import AttributeTable
+    from shrinker.verify.cli_surface import removed_fields
+
+    fields = ("class ServerArgs:\n    tp_size: int = 1\n    enable_lmcache: bool = False\n"
+              "    noop_flag: bool = False\n    still_read: bool = False\n")
+    upstream = _tree(tmp_path / "up", fields, {"python/sglang/srt/lmc.py": "x = a.enable_lmcache or a.still_read\n"})
+    pruned = _tree(tmp_path / "pr", "class ServerArgs:\n    tp_size: int = 1\n",
+                   {"python/sglang/srt/sched.py": "y = getattr(a, 'still_read')\n"})
+    table = AttributeTable.model_validate({"class": "sglang.srt.server_args:ServerArgs", "reason": "r",
+                                          "only_removed_readers": True})
+    why, findings = removed_fields(upstream, pruned, "sglang.srt.server_args:ServerArgs", table)
+    assert list(why) == ["enable_lmcache"] and "python/sglang/srt/lmc.py" in why["enable_lmcache"]
+    assert sorted(findings) == [
+        "sglang.srt.server_args:ServerArgs.noop_flag removed though upstream never reads it (rule only_removed_readers)",
+        "sglang.srt.server_args:ServerArgs.still_read removed but python/sglang/srt/sched.py still reads it"]
+    _, no_rule = removed_fields(upstream, pruned, "sglang.srt.server_args:ServerArgs", None)
+    assert len(no_rule) == 3 and all("no attribute-table rule" in f for f in no_rule)
+
+    # the option that stored into a removed field is explained by it; the ServerArgs probe notes it
+    up = _help({"--enable-lmcache": None, "--noop-flag": None, "--port": None})
+    for parser in up["parsers"]:
+        for action in parser["actions"]:
+            action["dest"] = action["options"][0].lstrip("-").replace("-", "_")
+    diff = compare_help("sglang.launch_server", up, _help({"--port": None}), RuleIndex(verify_rules),
+                        "l.py", why)
+    assert diff.explained == [f"sglang.launch_server: option --enable-lmcache removed (ServerArgs.enable_lmcache: "
+                              f"{why['enable_lmcache']})"]
+    assert diff.findings == ["l.py:1 sglang.launch_server: option --noop-flag disappeared and no rule names it"]
+    up_fields = {"fields": {"tp_size": 1, "enable_lmcache": False, "noop_flag": False}, "error": ""}
+    findings, notes, _, _ = compare_server_args(up_fields, {"fields": {"tp_size": 1}, "error": ""}, "s.py", {}, why)
+    assert findings == ["s.py:1 ServerArgs.noop_flag disappeared and no rule names it"]
+    assert notes == [f"ServerArgs.enable_lmcache removed (upstream default False; {why['enable_lmcache']})"]
+

@@ -1,0 +1,32 @@
+"""Which files of a tree read given names, by a text scan: `.name` (an attribute) or "name" (a string,
+as getattr / setattr / dict keys spell it). Word-bounded, comments included, so it errs towards
+"read": a name shared with another attribute counts as read.
+
+Used where a decision needs upstream's reads as well as the kept tree's: the ServerArgs report, the
+attribute tables whose entries go only when upstream read them (rules.attribute_tables
+`only_removed_readers`), and verify's check of the CLI options that went with such entries.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterable
+
+from shrinker.apply.run import python_sources
+
+
+def name_readers(tree: Path, names: Iterable[str], skip: str = "") -> dict[str, list[str]]:
+    """name -> tree paths (other than `skip`) that read it as `.name` or "name"."""
+    names = sorted(set(names))
+    found: dict[str, list[str]] = {n: [] for n in names}
+    if not names:
+        return found
+    alternatives = "|".join(map(re.escape, names))
+    words = re.compile(r"\.(" + alternatives + r")\b|[\"'](" + alternatives + r")[\"']")
+    for rel, text in python_sources(tree):
+        if rel == skip:
+            continue
+        for name in {m.group(1) or m.group(2) for m in words.finditer(text)}:
+            found[name].append(rel)
+    return found
