@@ -263,6 +263,22 @@ def superseded_dropped(cases: list[dict]) -> list[dict]:
             if not (c["request"] == "*" and "skipped" in c["detail"] and c["launch"] in compared)]
 
 
+def one_per_case(cases: list[dict]) -> list[dict]:
+    """One row per (launch, request) when several calls compared the same case (a re-run of a part):
+    a pass counts once, with how many calls agreed; any call's failure is the row kept."""
+    by: dict[tuple[str, str], list[dict]] = {}
+    for c in cases:
+        by.setdefault((c["launch"], c["request"]), []).append(c)
+    out = []
+    for rows in by.values():
+        bad = [r for r in rows if r["status"] != "pass"]
+        if bad or len(rows) == 1:
+            out += bad or rows
+        else:
+            out.append({**rows[0], "detail": f"{rows[0]['detail']} (in {len(rows)} calls)"})
+    return out
+
+
 def pruned_tree_sha(part: dict) -> str | None:
     """Which pruned tree a run served: the sha256 of the bundle's sglang-pruned archive (runs of several trees can be merged)."""
     archive = (part.get("install", {}).get("archives") or {}).get("sglang-pruned.tar.xz") or {}
@@ -294,7 +310,7 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
         report["pruned"] = "pending"
         md += ["Pruned comparison: **pending** (no pruned run yet). Only the upstream reference is recorded.", ""]
     else:
-        cases = superseded_dropped([c for s in summaries for c in s["cases"]])
+        cases = one_per_case(superseded_dropped([c for s in summaries for c in s["cases"]]))
         launches_not_run = {c["launch"]: c["detail"] for c in cases if c["status"] == compare.NOT_RUN}
         compared = [c for c in cases if c["status"] != compare.NOT_RUN]
         passed = sum(1 for c in compared if c["status"] == "pass")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
+from shrinker.graph.discover import IMPORT_ROOTS
 from shrinker.graph.parse import count_lines
 
 
@@ -56,15 +57,18 @@ def python_lines(root: Path) -> dict[str, int]:
 
 
 def folder_of(rel: str) -> str:
-    """The top-level folder row of a tree path: sglang/<top>, a whole sgl-kernel package, or other."""
-    if rel.startswith("python/"):
-        parts = rel[len("python/"):].split("/")
+    """The top-level folder row of a tree path: under the first import root (python/) one row per
+    top-level folder of each package (sglang/<top>, `sglang/*.py`); under the others (sgl-kernel/python)
+    one row per package; `(other .py)` outside them."""
+    for i, root in enumerate(IMPORT_ROOTS):
+        if not rel.startswith(root + "/"):
+            continue
+        parts = rel[len(root) + 1:].split("/")
         if len(parts) == 1:
-            return "python/*.py"
-        return f"{parts[0]}/*.py" if len(parts) == 2 else f"{parts[0]}/{parts[1]}"
-    if rel.startswith("sgl-kernel/python/"):
-        parts = rel[len("sgl-kernel/python/"):].split("/")
-        return parts[0] if len(parts) > 1 else "sgl-kernel/python/*.py"
+            return f"{root}/*.py"
+        if i == 0:
+            return f"{parts[0]}/*.py" if len(parts) == 2 else f"{parts[0]}/{parts[1]}"
+        return parts[0]
     return "(other .py)"
 
 

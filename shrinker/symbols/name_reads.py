@@ -1,6 +1,7 @@
 """Which files of a tree read given names, by a text scan: `.name` (an attribute) or "name" (a string,
 as getattr / setattr / dict keys spell it). Word-bounded, comments included, so it errs towards
-"read": a name shared with another attribute counts as read.
+"read": a name shared with another attribute counts as read. A plain store, `x.name = value`, is not
+a read (`x.name += 1` and `x.name == v` are): setting a field nothing reads keeps nothing alive.
 
 Used where a decision needs upstream's reads as well as the kept tree's: the ServerArgs report, the
 attribute tables whose entries go only when upstream read them (rules.attribute_tables
@@ -23,7 +24,7 @@ def name_readers(tree: Path, names: Iterable[str], skip: str = "") -> dict[str, 
     if not names:
         return found
     alternatives = "|".join(map(re.escape, names))
-    words = re.compile(r"\.(" + alternatives + r")\b|[\"'](" + alternatives + r")[\"']")
+    words = re.compile(r"\.(" + alternatives + r")\b(?!\s*=(?!=))|[\"'](" + alternatives + r")[\"']")
     for rel, text in python_sources(tree):
         if rel == skip:
             continue

@@ -143,3 +143,13 @@ def test_a_bench_only_call_keeps_the_earlier_import_and_startup_figures():
     assert merged["startup_flags"] == earlier["startup_flags"]
     # a complete later call supersedes everything
     assert _merge_timing(later, earlier) == earlier
+
+
+def test_a_case_compared_in_two_calls_counts_once():
+    a = {"launch": "triton-eager", "request": "chat-plain", "status": "pass", "detail": "identical"}
+    b = dict(a)
+    other = {"launch": "triton-eager", "request": "gen-single-0", "status": "pass", "detail": "identical"}
+    rows = report.one_per_case([a, other, b])
+    assert len(rows) == 2 and rows[0]["detail"] == "identical (in 2 calls)" and rows[1] == other
+    failed = {**a, "status": "fail", "detail": "token 3 differs"}
+    assert report.one_per_case([a, failed]) == [failed]  # a failure in any call is the row kept

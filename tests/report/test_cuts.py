@@ -168,6 +168,18 @@ def test_report_files(tiny, tmp_path):
     assert to_json(report)["lines"]["upstream"] == 500
 
 
+def test_every_candidate_counts_features_not_recommended(tiny):
+    """The ceiling line counts every feature; the ladder and the recommended union only the recommended."""
+    a = Feature(name="a", patterns=["pkg.a"], story="s", rule="r", codemods="c", risk="low")
+    b = Feature(name="b", patterns=["pkg.b"], story="s", rule="r", codemods="c", risk="high", recommend=False)
+    report = build_report(tiny, [a, b], None, upstream_total=500, top=5)
+    assert report.union is not None and report.union.members == ["pkg.a"]
+    assert report.every is not None and report.every.members == ["pkg.a", "pkg.b"]
+    assert report.every.freed_lines > report.union.freed_lines
+    assert "**Every candidate feature together**" in render_markdown(report)
+    assert to_json(report)["every_feature"]["freed_lines"] == report.every.freed_lines
+
+
 def test_feature_file_is_validated(tmp_path):
     path = tmp_path / "x-cuts.toml"
     assert load_features(path=path) == []
