@@ -47,9 +47,15 @@ def why_symbol(target: str, profile: str = "deepseek", tree: Optional[Path] = No
     from shrinker.symbols.why import explain_symbol, render
 
     root = default_tree(profile, tree)
+    rules = load_symbol_rules(profile)
     with console.status(f"symbol graph of {root} ..."):
-        graph = build_symbol_graph(root, load_symbol_rules(profile))
-    answer = explain_symbol(graph, target)
+        graph = build_symbol_graph(root, rules)
+    try:
+        answer = explain_symbol(graph, target)
+    except ShrinkError:
+        if _explain_removed(root, target, rules):
+            return
+        raise
     lines = render(answer)
     verdict = "[green]kept[/]" if answer.kept else "[red]removed[/]"
     out.print(f"{answer.symbol} [dim]({answer.path}:{answer.line}, {answer.lines} lines)[/]: {verdict} — "
@@ -57,6 +63,31 @@ def why_symbol(target: str, profile: str = "deepseek", tree: Optional[Path] = No
     for line in lines[1:]:
         out.print(line, highlight=False, soft_wrap=True)
     out.print(f"[dim]tree {root}[/]")
+
+
+def _explain_removed(root: Path, target: str, rules) -> bool:
+    """Print which work-tree commit removed TARGET (a symbol upstream defines); False when none did."""
+    from shrinker.graph.discover import module_paths
+    from shrinker.symbols.removed_in import removed_in
+
+    module, _, qualname = target.strip().partition(":")
+    if not qualname or module.endswith(".py"):
+        return False
+    gone = removed_in(root, module_paths(module), qualname)
+    if gone is None:
+        return False
+    how = "with its whole file" if gone.file_deleted else "from its file"
+    out.print(f"{module}:{qualname} [dim]({gone.path}:{gone.line} before)[/]: [red]removed[/] {how} by work-tree "
+              f"commit {gone.commit[:10]} \"{gone.subject}\"", highlight=False, soft_wrap=True)
+    if gone.file_deleted:
+        out.print(f"  `shrink why {gone.path}` gives the plan's reason for the file", highlight=False, soft_wrap=True)
+    cls = qualname.rpartition(".")[0]
+    table = rules.attribute_table(f"{module}:{cls}") if cls else None
+    if table is not None and not gone.file_deleted:
+        out.print(f"  an entry of {module}:{cls}, an attribute table: it goes when no kept code names it "
+                  f"({table.reason})", highlight=False, soft_wrap=True)
+    out.print(f"[dim]tree {root}[/]")
+    return True
 
 
 def register(app: typer.Typer) -> None:
