@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from shrinker.errors import ShrinkError
+
 # Import roots of the GitHub layout, relative to the tree root.
 IMPORT_ROOTS = ("python", "sgl-kernel/python")
 
@@ -56,3 +58,11 @@ def discover(tree: Path) -> list[SourceFile]:
             found.append(SourceFile(rel, root, module, is_package))
     found.sort(key=lambda f: f.path)
     return found
+
+
+def module_file(tree: Path, module: str) -> str:
+    """The tree path of `module` under one of the import roots (ShrinkError: none holds it)."""
+    for candidate in module_paths(module):
+        if (tree / candidate).is_file():
+            return candidate
+    raise ShrinkError(f"{module} is in no import root of {tree}")

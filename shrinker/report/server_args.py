@@ -16,14 +16,12 @@ attribute read elsewhere counts as read: the list errs towards keeping.
 
 from __future__ import annotations
 
-import ast
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from shrinker.errors import ShrinkError
-from shrinker.graph.discover import module_paths
-from shrinker.symbols.name_reads import name_readers
+from shrinker.graph.discover import module_file
+from shrinker.symbols.name_reads import dataclass_fields, name_readers
 
 
 @dataclass
@@ -38,24 +36,6 @@ class FieldReads:
     @property
     def only_removed_code(self) -> bool:
         return self.upstream_elsewhere > 0 and self.kept_elsewhere == 0
-
-
-def dataclass_fields(source: str, class_name: str) -> list[tuple[str, int]]:
-    """(name, line) of the annotated fields of `class_name` (class-body `name: T [= default]`)."""
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.ClassDef) and node.name == class_name:
-            return [(s.target.id, s.lineno) for s in node.body
-                    if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
-                    and not s.target.id.startswith("_")]
-    return []
-
-
-def module_file(tree: Path, module: str) -> str:
-    """The tree path of `module` under one of the import roots (ShrinkError: none holds it)."""
-    for candidate in module_paths(module):
-        if (tree / candidate).is_file():
-            return candidate
-    raise ShrinkError(f"{module} (rules: [server_args].target) is in no import root of {tree}")
 
 
 def server_args_reads(tree: Path, upstream: Path, target: str) -> list[FieldReads]:

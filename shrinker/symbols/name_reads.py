@@ -3,6 +3,8 @@ as getattr / setattr / dict keys spell it). Word-bounded, comments included, so 
 "read": a name shared with another attribute counts as read. A plain store, `x.name = value`, is not
 a read (`x.name += 1` and `x.name == v` are): setting a field nothing reads keeps nothing alive.
 
+`dataclass_fields` lists a dataclass's annotated fields (ServerArgs'), the names those checks scan for.
+
 Used where a decision needs upstream's reads as well as the kept tree's: the ServerArgs report, the
 attribute tables whose entries go only when upstream read them (rules.attribute_tables
 `only_removed_readers`), and verify's check of the CLI options that went with such entries.
@@ -10,6 +12,7 @@ attribute tables whose entries go only when upstream read them (rules.attribute_
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Iterable
@@ -31,3 +34,13 @@ def name_readers(tree: Path, names: Iterable[str], skip: str = "") -> dict[str, 
         for name in {m.group(1) or m.group(2) for m in words.finditer(text)}:
             found[name].append(rel)
     return found
+
+
+def dataclass_fields(source: str, class_name: str) -> list[tuple[str, int]]:
+    """(name, line) of the annotated fields of `class_name` (class-body `name: T [= default]`)."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            return [(s.target.id, s.lineno) for s in node.body
+                    if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+                    and not s.target.id.startswith("_")]
+    return []

@@ -223,8 +223,8 @@ def removed_fields(upstream: Path, pruned: Path, target: str, table: AttributeTa
     explains a field when the trees agree with its rule: upstream reads it somewhere (`.name` or
     "name"), the pruned tree nowhere. Re-checked here by a text scan of both trees, independently of
     the symbol graph that removed them."""
-    from shrinker.report.server_args import dataclass_fields, module_file
-    from shrinker.symbols.name_reads import name_readers
+    from shrinker.graph.discover import module_file
+    from shrinker.symbols.name_reads import dataclass_fields, name_readers
 
     module, _, class_name = target.partition(":")
     declared = {}
