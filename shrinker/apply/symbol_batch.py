@@ -114,7 +114,8 @@ def apply_symbol_batch(repo, tree: Path, plan: dict, number: int, rules, *, jobs
     for k in range(1, max_passes + 1):
         start = time.perf_counter()
         outcome = BatchOutcome(number, f"{batch['name']} (pass {k})", symbol_pass=k)
-        result, _ = run_pass(tree, k, rules, symbol_rules, codemods=codemods, jobs=jobs)
+        result, _ = run_pass(tree, k, rules, symbol_rules, codemods=codemods, jobs=jobs,
+                             upstream=gate.get("upstream_root"))
         if result is None or not result.files_changed:
             break  # the fixpoint: nothing (more) to remove, nothing to commit
         cut = delete_unreachable(tree, rules, jobs) if delete_modules else ModuleCut()

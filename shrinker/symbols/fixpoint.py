@@ -86,12 +86,13 @@ def _total_lines(graph: SymbolGraph) -> int:
 
 def run_pass(tree: Path, number: int, rules, symbol_rules: SymbolRules, *,
              codemods: Sequence[str] = ("remove_dead_symbols", "remove_unused_names"),
-             jobs: int = 2) -> tuple[Optional[PassResult], int]:
+             jobs: int = 2, upstream: Optional[Path] = None) -> tuple[Optional[PassResult], int]:
     """One analysis + removal over `tree`, written in place: (the pass, the tree's lines before it).
-    The pass is None when the graph finds nothing dead. Callers own the tree (apply commits it)."""
+    The pass is None when the graph finds nothing dead. Callers own the tree (apply commits it).
+    `upstream`: the tree upstream of it, for attribute tables read there (default: the pinned one)."""
     _register()
     t0 = time.perf_counter()
-    graph = build_symbol_graph(tree, symbol_rules, jobs=jobs)
+    graph = build_symbol_graph(tree, symbol_rules, jobs=jobs, upstream=upstream)
     lines = _total_lines(graph)
     dead = graph.dead()
     analysis = time.perf_counter() - t0

@@ -484,7 +484,8 @@ class SymbolGraph:
             if upstream is None:
                 from shrinker.upstream import load
 
-                upstream = Path(load().root)
+                upstream = load().root
+            upstream = Path(upstream)
             entries = [item.name for item in self.symbols.values()
                        if item.cls == class_id and self._table_entry(item)]
             cache[class_id] = {n for n, files in name_readers(upstream, entries).items() if files}
