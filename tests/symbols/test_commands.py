@@ -38,3 +38,27 @@ def test_symbols_dead_and_measure_commands(tree: Path, tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert data["converged"] and data["removed"] > 0
     assert {p: p.read_text() for p in tree.rglob("*.py")} == before  # measured on a copy
+
+
+def test_shrink_why_a_symbol_a_batch_removed(tree: Path) -> None:
+    """A symbol no longer in the tree: the work-tree commit that removed it; unknown ones stay an error."""
+    import git
+    from typer.testing import CliRunner
+
+    from shrinker.cli import app
+
+    repo = git.Repo.init(tree)
+    with repo.config_writer() as cfg:
+        cfg.set_value("user", "name", "t").set_value("user", "email", "t@t")
+    repo.git.add(A=True)
+    repo.index.commit("upstream")
+    util = tree / "python" / "pkg" / "util.py"
+    util.write_text(util.read_text().replace("def parse(x):\n    return x\n", ""))
+    repo.git.add(A=True)
+    repo.index.commit("shrink: batch 7 — dead symbols (pass 1)")
+
+    res = CliRunner().invoke(app, ["why", "pkg.util:parse", "--tree", str(tree)])
+    assert res.exit_code == 0, res.output
+    assert "removed from its file" in res.output and "batch 7 — dead symbols (pass 1)" in res.output
+    res = CliRunner().invoke(app, ["why", "pkg.util:never_there", "--tree", str(tree)])
+    assert res.exit_code != 0 and "no module-level symbol" in str(res.exception)
