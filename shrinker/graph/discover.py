@@ -66,3 +66,9 @@ def module_file(tree: Path, module: str) -> str:
         if (tree / candidate).is_file():
             return candidate
     raise ShrinkError(f"{module} is in no import root of {tree}")
+
+
+def path_candidates(path: str) -> list[str]:
+    """A path as given (`python/sglang/x.py`) or relative to an import root (`sglang/x.py`): the tree
+    paths it may name, the path itself first."""
+    return [path, *(f"{root}/{path}" for root in IMPORT_ROOTS)]

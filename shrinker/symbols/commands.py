@@ -67,13 +67,13 @@ def why_symbol(target: str, profile: str = "deepseek", tree: Optional[Path] = No
 
 def _explain_removed(root: Path, target: str, rules) -> bool:
     """Print which work-tree commit removed TARGET (a symbol upstream defines); False when none did."""
-    from shrinker.graph.discover import module_paths
+    from shrinker.graph.discover import module_paths, path_candidates
     from shrinker.symbols.removed_in import removed_in
 
     module, _, qualname = target.strip().partition(":")
-    if not qualname or module.endswith(".py"):
+    if not qualname:
         return False
-    gone = removed_in(root, module_paths(module), qualname)
+    gone = removed_in(root, path_candidates(module) if module.endswith(".py") else module_paths(module), qualname)
     if gone is None:
         return False
     how = "with its whole file" if gone.file_deleted else "from its file"

@@ -208,6 +208,7 @@ class SymbolGraph:
     # the upstream tree, for attribute tables whose entries go only if upstream read them
     # (rules.attribute_tables only_removed_readers); None: the pinned upstream, loaded when needed
     upstream: Optional[Path] = None
+    _upstream_reads: dict[str, set[str]] = field(default_factory=dict, repr=False)  # table class -> names read
 
     # -- building -----------------------------------------------------------------------------------
     def _index(self) -> None:
@@ -476,7 +477,7 @@ class SymbolGraph:
 
     def _read_upstream(self, class_id: str) -> set[str]:
         """The entries of table class `class_id` that some upstream file reads (`.name` or "name")."""
-        cache = self.__dict__.setdefault("_upstream_reads", {})
+        cache = self._upstream_reads
         if class_id not in cache:
             from shrinker.symbols.name_reads import name_readers
 

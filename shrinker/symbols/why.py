@@ -7,6 +7,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from shrinker.errors import ShrinkError
+from shrinker.graph.discover import path_candidates
 from shrinker.symbols.graph import MODULE_CODE, SymbolGraph, sid, split_sid
 
 
@@ -37,7 +38,7 @@ def resolve_target(graph: SymbolGraph, target: str) -> str:
         raise ShrinkError(f"{target!r}: give MODULE:SYMBOL (sglang.srt.utils.common:is_pin_memory_available)")
     if module.endswith(".py"):
         by_path = {ms.path: name for name, ms in graph.modules.items()}
-        for candidate in (module, f"python/{module}", f"sgl-kernel/python/{module}"):
+        for candidate in path_candidates(module):
             if candidate in by_path:
                 module = by_path[candidate]
                 break

@@ -40,12 +40,9 @@ def test_symbols_dead_and_measure_commands(tree: Path, tmp_path: Path) -> None:
     assert {p: p.read_text() for p in tree.rglob("*.py")} == before  # measured on a copy
 
 
-def test_shrink_why_a_symbol_a_batch_removed(tree: Path) -> None:
-    """A symbol no longer in the tree: the work-tree commit that removed it; unknown ones stay an error."""
+def _batch_removes_parse(tree: Path) -> None:
+    """The tree as a work tree: an upstream commit, then a batch commit that removes pkg.util:parse."""
     import git
-    from typer.testing import CliRunner
-
-    from shrinker.cli import app
 
     repo = git.Repo.init(tree)
     with repo.config_writer() as cfg:
@@ -57,8 +54,29 @@ def test_shrink_why_a_symbol_a_batch_removed(tree: Path) -> None:
     repo.git.add(A=True)
     repo.index.commit("shrink: batch 7 — dead symbols (pass 1)")
 
+
+def test_shrink_why_a_symbol_a_batch_removed(tree: Path) -> None:
+    """A symbol no longer in the tree: the work-tree commit that removed it; unknown ones stay an error."""
+    from typer.testing import CliRunner
+
+    from shrinker.cli import app
+
+    _batch_removes_parse(tree)
+
     res = CliRunner().invoke(app, ["why", "pkg.util:parse", "--tree", str(tree)])
     assert res.exit_code == 0, res.output
     assert "removed from its file" in res.output and "batch 7 — dead symbols (pass 1)" in res.output
     res = CliRunner().invoke(app, ["why", "pkg.util:never_there", "--tree", str(tree)])
     assert res.exit_code != 0 and "no module-level symbol" in str(res.exception)
+
+
+def test_shrink_why_a_removed_symbol_by_file_path(tree: Path) -> None:
+    """A removed symbol named by its file (relative to an import root) finds the same commit."""
+    from typer.testing import CliRunner
+
+    from shrinker.cli import app
+
+    _batch_removes_parse(tree)
+    res = CliRunner().invoke(app, ["why", "pkg/util.py:parse", "--tree", str(tree)])
+    assert res.exit_code == 0, res.output
+    assert "python/pkg/util.py" in res.output and "batch 7 — dead symbols (pass 1)" in res.output
