@@ -12,6 +12,26 @@ FIXTURES = Path(__file__).parent / "fixtures"
 MINITREE = FIXTURES / "minitree"
 
 
+@pytest.fixture(autouse=True)
+def _offline_distribution_index(request, monkeypatch):
+    """Unit tests read no PyPI: a fixture release's distribution index maps each declared distribution
+    to its own name (tests/upstream/test_distributions.py covers the real reader with a fake PyPI)."""
+    if request.node.get_closest_marker("upstream") is None:
+        import shrinker.upstream.distributions as distributions
+
+        monkeypatch.setattr(distributions, "build_index", _offline_index)
+
+
+def _offline_index(name, version, declared, target, **_):
+    from packaging.utils import canonicalize_name
+
+    from shrinker.upstream.distributions import DistIndex, DistInfo
+
+    names = sorted({canonicalize_name(r.name) for r in declared})
+    return DistIndex(f"{name}=={version}", "2026-01-01T00:00:00Z", dict(target),
+                     {n: DistInfo(n, "1.0", "fixture.whl", [n.replace("-", "_")], [], 1) for n in names})
+
+
 class FakeUpstream:
     """What the plan stage reads of an Upstream: a tree root, a spec and a version."""
 

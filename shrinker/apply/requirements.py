@@ -5,101 +5,45 @@ A declared distribution stays when a kept file under python/ imports a top-level
 do not), or when `[requirements].keep` in the rules names it (packages used by executable or by a
 framework that imports them by string: ninja, py-spy, python-multipart ...).
 
-Import names map to distributions as the static checks map them (shrinker.verify.deps: the verify
-environment's packages_distributions(), else the name matched against the declared names), and
-against upstream's declared list, so `shrink verify`'s third-party check finds no new undeclared
-import in the pruned tree. A name no declared distribution provides by itself (`cuda` from
-cuda-bindings, `huggingface_hub` ...) is traced through the verify environment's requirement graph:
-the declared distributions fewest steps away from one providing it stay. Imports of the
-tree's other packages (`sgl_kernel`, from sgl-kernel/) need that package's distribution.
+Import names map to distributions by the release's distribution index (shrinker/upstream/
+distributions.py: the wheels upstream's declared requirements resolve to on the target machine, as
+PyPI had them on the release day; never what is installed here), as the static checks map them, so
+`shrink verify`'s third-party check finds no new undeclared import in the pruned tree. A name no
+declared distribution provides by itself (`cuda` from cuda-bindings, `huggingface_hub` ...) is
+traced through the index's requirement graph: the declared distributions fewest steps away from
+one providing it stay. Imports of the tree's other packages (`sgl_kernel`, from sgl-kernel/) need
+that package's distribution.
 
 The edit is line-based: tomlkit is not a dependency of shrinker, and deleting whole lines of the
 one-requirement-per-line array keeps every other byte as it was (checked by re-parsing: only the
-dependency list may differ). Sizes are installed sizes in the verify environment (files its RECORDs
-list); a distribution not installed there is reported as not measured.
+dependency list may differ). Sizes are the unpacked bytes of each distribution's wheel in the index;
+a distribution the index has no wheel of is reported as not measured.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
 import tomllib
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from packaging.markers import UndefinedEnvironmentName
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from shrinker.errors import ShrinkError
-from shrinker.verify.deps import provided_by
+from shrinker.upstream.distributions import DistIndex, provided_by
 from shrinker.verify.static import STDLIB
 
 PYPROJECT = "python/pyproject.toml"
 
-# One probe in the verify environment: every distribution's requirements and installed bytes.
-_ENV_PROBE = r"""
-import importlib.metadata as m, json, os
-out = {}
-for d in m.distributions():
-    name = d.metadata["Name"]
-    if not name:
-        continue
-    size, seen = 0, set()
-    for f in d.files or []:
-        p = str(f.locate())
-        if p in seen:
-            continue
-        seen.add(p)
-        try:
-            size += os.stat(p).st_size
-        except OSError:
-            pass
-    out[name] = {"requires": d.requires or [], "size": size}
-print(json.dumps(out))
-"""
-
-
-@dataclass
-class EnvDist:
-    requires: list[str]  # raw requirement strings (markers evaluated later)
-    size: int  # installed bytes
-
-
-def env_distributions(python: str | None) -> dict[str, EnvDist]:
-    """canonical name -> requirements and installed size, as `python` (the verify env) sees them."""
-    if not python:
-        return {}
-    proc = subprocess.run([python, "-c", _ENV_PROBE], capture_output=True, text=True)
-    if proc.returncode != 0:
-        return {}
-    return {canonicalize_name(k): EnvDist(v["requires"], v["size"]) for k, v in json.loads(proc.stdout).items()}
-
-
-def _requires(env: dict[str, EnvDist], name: str, extras: frozenset[str]) -> set[tuple[str, frozenset[str]]]:
-    out = set()
-    for text in env[name].requires:
-        try:
-            req = Requirement(text)
-        except InvalidRequirement:
-            continue
-        if req.marker is not None:
-            try:
-                if not any(req.marker.evaluate({"extra": e}) for e in (extras or {""})):
-                    continue
-            except UndefinedEnvironmentName:
-                continue
-        out.add((canonicalize_name(req.name), frozenset(req.extras)))
-    return out
-
-
-def distances(env: dict[str, EnvDist], roots: dict[str, frozenset[str]]) -> dict[str, int]:
-    """Every installed distribution the roots (name -> extras) pull in -> its fewest requirement
-    steps from a root (roots: 0)."""
+def distances(index: DistIndex, roots: dict[str, frozenset[str]]) -> dict[str, int]:
+    """Every indexed distribution the roots (name -> extras) pull in on the target -> its fewest
+    requirement steps from a root (roots: 0)."""
     found: dict[str, int] = {}
     seen: set[tuple[str, frozenset[str]]] = set()
+    env = index.dists
     layer = [(n, e) for n, e in roots.items() if n in env]
     depth = 0
     while layer:
@@ -109,14 +53,14 @@ def distances(env: dict[str, EnvDist], roots: dict[str, frozenset[str]]) -> dict
                 continue
             seen.add(item)
             found.setdefault(item[0], depth)
-            nxt.extend(r for r in _requires(env, *item) if r[0] in env and r not in seen)
+            nxt.extend(r for r in index.requires(*item) if r[0] in env and r not in seen)
         layer, depth = nxt, depth + 1
     return found
 
 
-def closure(env: dict[str, EnvDist], roots: dict[str, frozenset[str]]) -> set[str]:
-    """Every installed distribution the roots (name -> extras) pull in, roots included."""
-    return set(distances(env, roots))
+def closure(index: DistIndex, roots: dict[str, frozenset[str]]) -> set[str]:
+    """Every indexed distribution the roots (name -> extras) pull in, roots included."""
+    return set(distances(index, roots))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -204,7 +148,7 @@ class Decision:
     kept: bool
     reason: str
     imports: dict[str, list[Use]] = field(default_factory=dict)  # import name -> uses
-    size: int | None = None  # installed bytes in the verify env (None: not installed there)
+    size: int | None = None  # unpacked bytes of its wheel in the index (None: no wheel there)
 
 
 @dataclass
@@ -214,15 +158,15 @@ class Indirect:
     name: str
     files: int
     first: str  # "path:line"
-    installed_as: list[str]  # distributions of the verify env providing it
+    installed_as: list[str]  # indexed distributions providing it
     via: list[str]  # declared distributions that pull one of those in, nearest first
     kept_via: list[str]  # those among the kept ones
     guarded_only: bool = False  # every use sits in try/except ImportError
 
     @property
     def needs_a_look(self) -> bool:
-        """Installed in the verify env, imported unguarded, and no declared distribution pulls it in
-        there: a distribution missing from that environment may be what provides it in a real install."""
+        """Provided by an indexed wheel, imported unguarded, and no declared distribution pulls that wheel
+        in on the target (only through an extra or another platform's marker): declare it, or check."""
         return bool(self.installed_as) and not self.via and not self.guarded_only
 
 
@@ -233,8 +177,9 @@ class RequirementsResult:
     decisions: list[Decision]
     indirect: list[Indirect]
     type_checking_only: dict[str, list[str]]  # import name -> files importing it only for typing
-    freed: dict[str, int]  # verify-env distributions no kept requirement pulls in any more -> bytes
-    unmeasured: list[str]  # dropped distributions not installed in the verify env
+    freed: dict[str, int]  # indexed distributions no kept requirement pulls in any more -> bytes
+    unmeasured: list[str]  # dropped distributions the index has no wheel of
+    index: str = ""  # the distribution index read: "<release>, PyPI as of <cutoff>, <target>"
     changed: bool = False  # the tree's pyproject differs from the pruned text
     written: bool = False
 
@@ -249,6 +194,7 @@ class RequirementsResult:
     def to_json(self) -> dict:
         return {
             "tree": self.tree,
+            "index": self.index,
             "upstream_declared": self.upstream_declared,
             "kept": len(self.kept),
             "dropped": len(self.dropped),
@@ -310,13 +256,14 @@ def _other_package_dists(tree) -> dict[str, str]:
     return out
 
 
-def decide(tree, facts, upstream_text: str, dist_map: dict[str, list[str]], env: dict[str, EnvDist],
-           keep_rules=(), tree_label: str = "") -> RequirementsResult:
+def decide(tree, facts, upstream_text: str, index: DistIndex, keep_rules=(),
+           tree_label: str = "") -> RequirementsResult:
     """Which of upstream's declared distributions the kept tree needs, each with its reason."""
     deps = read_dependency_lines(upstream_text)
     declared = {d.name for d in deps}
     uses, only_typing = third_party_uses(tree, facts)
     other = _other_package_dists(tree)
+    dist_map, env = index.import_map, index.dists
 
     imports: dict[str, dict[str, list[Use]]] = defaultdict(dict)
     unresolved: dict[str, list[Use]] = {}
@@ -348,7 +295,7 @@ def decide(tree, facts, upstream_text: str, dist_map: dict[str, list[str]], env:
     # providing it in the requirement graph stay (cuda-python -> cuda-bindings for `cuda`, even though
     # nvidia-cutlass-dsl pulls cuda-bindings in further down): the most direct declaration survives.
     by_extras = {d.name: d.extras for d in deps}
-    pulls = {d: distances(env, {d: by_extras[d]}) for d in declared}
+    pulls = {d: distances(index, {d: by_extras[d]}) for d in declared}
     indirect: list[Indirect] = []
     for top, u in sorted(unresolved.items()):
         installed = [canonicalize_name(x) for x in dist_map.get(top, [])]
@@ -372,16 +319,23 @@ def decide(tree, facts, upstream_text: str, dist_map: dict[str, list[str]], env:
                                   imports.get(d.name, {}), env[d.name].size if d.name in env else None))
     kept_names = {d.name: d.extras for d in deps if d.name in reasons}
     dropped_names = {d.name: d.extras for d in deps if d.name not in reasons}
-    still = closure(env, kept_names)
-    freed = {n: env[n].size for n in sorted(closure(env, dropped_names) - still)}
-    unmeasured = sorted(n for n in dropped_names if n not in env)
-    return RequirementsResult(tree_label, len(deps), decisions, indirect, only_typing, freed, unmeasured)
+    still = closure(index, kept_names)
+    freed = {n: env[n].size or 0 for n in sorted(closure(index, dropped_names) - still)}
+    unmeasured = sorted(n for n in dropped_names if env.get(n) is None or env[n].size is None)
+    return RequirementsResult(tree_label, len(deps), decisions, indirect, only_typing, freed, unmeasured,
+                              index=index_label(index))
 
 
-def run_requirements(tree_root: Path, upstream_root: Path, *, python: str | None, keep_rules=(),
+def index_label(index: DistIndex) -> str:
+    t = index.target
+    where = f"CPython {t.get('python_version', '?')} on {t.get('sys_platform', '?')} {t.get('platform_machine', '?')}"
+    return f"{index.release or 'no declared distributions'}: PyPI as of {index.cutoff or '-'}, {where}"
+
+
+def run_requirements(tree_root: Path, upstream_root: Path, *, index: DistIndex, keep_rules=(),
                      write: bool = False, jobs: int = 2, tree_label: str = "") -> tuple[RequirementsResult, str]:
-    """Decide for the tree; return the result and the pruned pyproject text (written with `write`)."""
-    from shrinker.verify.deps import packages_distributions
+    """Decide for the tree; return the result and the pruned pyproject text (written with `write`).
+    `index`: the upstream release's distribution index (upstream.distributions.load_index)."""
     from shrinker.verify.factcache import tree_facts
     from shrinker.verify.tree import SourceTree
 
@@ -392,9 +346,7 @@ def run_requirements(tree_root: Path, upstream_root: Path, *, python: str | None
             raise ShrinkError(f"no {p}")
     tree = SourceTree.load(tree_root)
     facts = tree_facts(tree, jobs=jobs)
-    dist_map = packages_distributions(python) if python else {}
-    env = env_distributions(python)
-    result = decide(tree, facts, upstream_py.read_text(), dist_map, env, keep_rules,
+    result = decide(tree, facts, upstream_py.read_text(), index, keep_rules,
                     tree_label=tree_label or str(tree_root))
     current = target.read_text()
     keep = {d.name for d in result.kept}
@@ -415,7 +367,7 @@ def _mb(n: int | None) -> str:
     return "-" if n is None else f"{n / 1e6:.1f}"
 
 
-def render_markdown(r: RequirementsResult, python: str | None) -> str:
+def render_markdown(r: RequirementsResult) -> str:
     dropped_bytes = sum(d.size or 0 for d in r.dropped)
     lines = [
         "# Requirements: python/pyproject.toml `[project].dependencies`",
@@ -423,10 +375,11 @@ def render_markdown(r: RequirementsResult, python: str | None) -> str:
         f"Tree `{r.tree}`. Upstream declares **{r.upstream_declared}** distributions; the kept code needs "
         f"**{len(r.kept)}**; **{len(r.dropped)}** go.",
         "",
-        f"Install size saved, measured in the verify environment (`{python or 'none'}`, CPU torch; installed "
-        f"bytes from each distribution's RECORD): **{_mb(dropped_bytes)} MB** in the dropped distributions "
+        f"Import names and sizes come from the distribution index ({r.index}; each distribution's wheel, "
+        f"read from PyPI, never what is installed here). Install size saved (unpacked wheel bytes): "
+        f"**{_mb(dropped_bytes)} MB** in the dropped distributions "
         f"themselves, **{_mb(sum(r.freed.values()))} MB** with the dependencies no kept requirement pulls in "
-        f"({len(r.freed)} distributions). Not installed there, so not measured: "
+        f"({len(r.freed)} distributions). No wheel for the target, so not measured: "
         f"{', '.join(r.unmeasured) or 'none'}.",
         "",
         "Kept when a kept file under python/ imports it (guarded or inside a function counts; `if "
@@ -436,45 +389,42 @@ def render_markdown(r: RequirementsResult, python: str | None) -> str:
         "",
         f"## Dropped ({len(r.dropped)})",
         "",
-        "| distribution | requirement | installed MB | why |",
+        "| distribution | requirement | unpacked MB | why |",
         "|---|---|---:|---|",
     ]
     for d in sorted(r.dropped, key=lambda d: (-(d.size or 0), d.name)):
         lines.append(f"| {d.name} | `{d.requirement}` | {_mb(d.size)} | {d.reason} |")
-    lines += ["", f"## Kept ({len(r.kept)})", "", "| distribution | requirement | installed MB | why |",
+    lines += ["", f"## Kept ({len(r.kept)})", "", "| distribution | requirement | unpacked MB | why |",
               "|---|---|---:|---|"]
     for d in r.kept:
         lines.append(f"| {d.name} | `{d.requirement}` | {_mb(d.size)} | {d.reason} |")
     lines += ["", f"## Imported names no declared distribution provides by itself ({len(r.indirect)})", "",
               "Satisfied through a declared distribution's own requirements (as upstream); `-`: by none "
               "upstream declares either (the verify check compares with upstream).", "",
-              "| import | files | first | installed as | pulled in by (kept) |", "|---|---:|---|---|---|"]
+              "| import | files | first | provided by | pulled in by (kept) |", "|---|---:|---|---|---|"]
     for i in r.indirect:
         lines.append(f"| {i.name} | {i.files} | {i.first} | {', '.join(i.installed_as) or '-'} | "
                      f"{', '.join(i.kept_via) or '-'} |")
     look = [i for i in r.indirect if i.needs_a_look]
     if look:
         lines += ["", f"## Needs a look ({len(look)})", "",
-                  "Imported without a guard and installed in the verify environment, but no declared distribution "
-                  "pulls it in there (that environment lacks some declared distributions, whose own requirements "
-                  "it therefore cannot see): make sure a kept requirement still provides it, or declare it.", ""]
+                  "Imported without a guard and provided by a wheel of the index, but no declared distribution "
+                  "pulls that wheel in on the target (only through an extra or another platform's marker): make "
+                  "sure a kept requirement still provides it, or declare it.", ""]
         lines += [f"- {i.name} ({', '.join(i.installed_as)}): {i.files} file{'s' if i.files != 1 else ''}, "
                   f"first {i.first}" for i in look]
     if r.type_checking_only:
         lines += ["", "## Imported only under `if TYPE_CHECKING` (no requirement)", ""]
         lines += [f"- {k}: {len(v)} file{'s' if len(v) != 1 else ''} ({v[0]})" for k, v in r.type_checking_only.items()]
     if r.freed:
-        lines += ["", "## Verify-environment distributions no kept requirement pulls in", "",
+        lines += ["", "## Indexed distributions no kept requirement pulls in any more", "",
                   ", ".join(f"{k} ({_mb(v)})" for k, v in sorted(r.freed.items(), key=lambda kv: -kv[1]))]
     return "\n".join(lines) + "\n"
 
 
-def write_reports(r: RequirementsResult, out_dir: Path, python: str | None) -> tuple[Path, Path]:
+def write_reports(r: RequirementsResult, out_dir: Path) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     md, js = out_dir / "requirements.md", out_dir / "requirements.json"
-    md.write_text(render_markdown(r, python))
-    data = r.to_json()
-    data["environment"] = python
-    js.write_text(json.dumps(data, indent=1) + "\n")
+    md.write_text(render_markdown(r))
+    js.write_text(json.dumps(r.to_json(), indent=1) + "\n")
     return md, js
-

@@ -18,6 +18,7 @@ from shrinker.apply.gate import run_gate
 from shrinker.apply.requirements import PYPROJECT, run_requirements, write_reports
 from shrinker.apply.worktree import commit_all, roll_back
 from shrinker.errors import ShrinkError
+from shrinker.upstream.distributions import load_index
 
 SUBJECT = "shrink: requirements — python/pyproject.toml dependencies"
 
@@ -26,7 +27,7 @@ SUBJECT = "shrink: requirements — python/pyproject.toml dependencies"
 class RequirementsOutcome:
     kept: int = 0
     dropped: list[str] = field(default_factory=list)
-    dropped_mb: float = 0.0  # installed size of the dropped distributions (verify env)
+    dropped_mb: float = 0.0  # unpacked wheel size of the dropped distributions (distribution index)
     freed_mb: float = 0.0  # with the dependencies nothing kept pulls in any more
     gate: str = "not run"  # passed | failed | unchanged | skipped
     note: str = ""  # why it was skipped
@@ -38,16 +39,6 @@ class RequirementsOutcome:
         return {**asdict(self), "findings": len(self.findings)}
 
 
-
-
-def _verify_python() -> str | None:
-    """.venv-verify's interpreter (its packages map import names); None: names match declared names."""
-    try:
-        from shrinker.verify.env import load_env
-    except ImportError:
-        return None
-    env = load_env()
-    return str(env.python) if env is not None else None
 
 
 def _earlier_commit(repo) -> str:
@@ -62,16 +53,16 @@ def apply_requirements(repo, tree: Path, upstream_root: Path, rules, report_dir:
         outcome.gate = "skipped"
         return outcome
     start = time.perf_counter()
-    python = _verify_python()
+    index = load_index(upstream_root, rules.requirements.target)  # PyPI down: a one-line error, nothing guessed
     head = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     try:
-        result, _ = run_requirements(tree, upstream_root, python=python, keep_rules=rules.requirements.keep,
+        result, _ = run_requirements(tree, upstream_root, index=index, keep_rules=rules.requirements.keep,
                                      write=True, jobs=jobs, tree_label=f"{paths.project_label(tree)} @ {head.stdout.strip()}")
     except ShrinkError as exc:  # a pyproject the line-based edit cannot take: reported, not guessed at
         roll_back(repo)
         outcome.gate, outcome.note = "skipped", str(exc)
         return outcome
-    write_reports(result, report_dir, paths.project_label(Path(python)) if python else None)
+    write_reports(result, report_dir)
     outcome.kept = len(result.kept)
     outcome.dropped = [d.name for d in result.dropped]
     outcome.dropped_mb = round(sum(d.size or 0 for d in result.dropped) / 1e6, 1)

@@ -207,6 +207,10 @@ class Requirements(_Strict):
     """How `shrink requirements` prunes [project].dependencies (the rest follows from imports)."""
 
     keep: list[RequirementKeep] = Field(default_factory=list)
+    target: dict[str, str] = Field(default_factory=dict,
+                                   description="The PEP 508 marker environment of the machine the pruned tree runs "
+                                               "on: declared requirements and their own are read for it (never for "
+                                               "the machine shrinker runs on).")
 
 
 class ReportLayers(_Strict):

@@ -12,7 +12,7 @@ from shrinker import paths
 from shrinker.errors import ShrinkError
 from shrinker.verify.platform_names import split_undefined
 from shrinker.verify import behaviour, cli_surface, static
-from shrinker.verify.deps import packages_distributions
+from shrinker.upstream.distributions import load_index
 from shrinker.verify.env import VerifyEnv, load_env
 from shrinker.verify.factcache import tree_facts
 from shrinker.verify.imports import compare_imports
@@ -129,16 +129,16 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
         with _Timer() as t:
             facts_up = tree_facts(upstream_tree, jobs=jobs)
             facts_pr = tree_facts(pruned_tree, jobs=jobs)
-            dist_env = env or load_env()  # import names -> distributions as the verify env sees them
-            dist_map = packages_distributions(str(dist_env.python) if dist_env else None)
+            from shrinker.rules.load import load_rules
+
+            # import names -> distributions as upstream's declared wheels provide them (never what is installed)
+            dist_map = load_index(upstream_tree.root, (rules or load_rules(profile)).requirements.target).import_map
             found_up = static.collect(upstream_tree, facts_up, dist_map)
             found_pr = static.collect(pruned_tree, facts_pr, dist_map)
         for check in (c for c in STATIC if c in wanted):
             new = static.regressions(found_pr.by_check[check], found_up.by_check[check])
             notes = list(found_pr.notes[check])
             if check == "undefined_names":
-                from shrinker.rules.load import load_rules
-
                 new, unbound = split_undefined(new, upstream_tree.root, rules or load_rules(profile))
                 notes += unbound
             counts = dict(found_pr.counts[check])

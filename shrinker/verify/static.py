@@ -12,7 +12,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
-from shrinker.verify.deps import declared_distributions, provided_by
+from shrinker.upstream.distributions import declared_distributions, load_index, provided_by
 from shrinker.verify.facts import FileFacts
 from shrinker.verify.platform_names import split_undefined
 from shrinker.verify.tree import SourceTree
@@ -156,8 +156,6 @@ def static_gate(tree, upstream_root=None, *, jobs: int = 2, later: frozenset[str
     """
     from pathlib import Path
 
-    from shrinker.verify.deps import packages_distributions
-    from shrinker.verify.env import load_env
     from shrinker.verify.factcache import tree_facts
 
     if upstream_root is None:
@@ -165,8 +163,7 @@ def static_gate(tree, upstream_root=None, *, jobs: int = 2, later: frozenset[str
 
         upstream_root = load().root
     pruned, upstream = SourceTree.load(Path(tree)), SourceTree.load(Path(upstream_root))
-    env = load_env()
-    dist_map = packages_distributions(str(env.python) if env else None)
+    dist_map = load_index(Path(upstream_root), rules.requirements.target if rules else {}).import_map
     found_pr = collect(pruned, tree_facts(pruned, jobs=jobs), dist_map)
     found_up = collect(upstream, tree_facts(upstream, jobs=jobs), dist_map)
     out = {}

@@ -119,9 +119,16 @@ def test_the_plan_gives_the_symbol_batch_no_files_and_the_rules_hash(project):
     assert plan["batches"][2]["files"] > 0
 
 
-def test_each_pass_commits_until_one_finds_nothing(project):
+def test_each_pass_commits_until_one_finds_nothing(project, monkeypatch):
     from shrinker import paths
+    from shrinker.apply import requirements_step
     from shrinker.apply.run import apply_batches
+    from shrinker.upstream.distributions import DistIndex, DistInfo
+
+    # the release's distribution index, as PyPI would give it (no network in a unit test)
+    index = DistIndex("pkg==1.0", "2026-01-01T00:00:00Z", {"sys_platform": "linux"},
+                      {n: DistInfo(n, "1.0", f"{n}-1.0-py3-none-any.whl", [n], [], 1000) for n in ("numpy", "requests")})
+    monkeypatch.setattr(requirements_step, "load_index", lambda root, target: index)
 
     outcomes = apply_batches("mini", all_batches=True, jobs=1, use_verify=False)
     assert all(o.gate == "passed" for o in outcomes)

@@ -10,29 +10,35 @@ from pathlib import Path
 
 import pytest
 
-from shrinker.apply.requirements import (EnvDist, decide, read_dependency_lines, rewrite_dependencies,
-                                         run_requirements, write_reports)
+from shrinker.apply.requirements import (decide, read_dependency_lines, rewrite_dependencies, run_requirements,
+                                         write_reports)
 from shrinker.errors import ShrinkError
 from shrinker.rules.schema import RequirementKeep
-from shrinker.verify.deps import provided_by
+from shrinker.upstream.distributions import DistIndex, DistInfo, provided_by
 from shrinker.verify.factcache import tree_facts
 from shrinker.verify.tree import SourceTree
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "requirements"
 PYPROJECT = FIXTURE / "python" / "pyproject.toml"
 
-# What the verify environment would report: import name -> distributions, and the installed ones.
-DIST_MAP = {"numpy": ["numpy"], "cuda": ["cuda-bindings"], "schema_lib": ["schema-lib"]}
-ENV = {
-    "numpy": EnvDist([], 20_000_000),
-    "cuda-python": EnvDist(["cuda-bindings>=13"], 10_000),
-    "cuda-bindings": EnvDist([], 30_000_000),
-    "deep-lib": EnvDist(["cuda-python", "docs-only; extra == 'docs'"], 4_000_000),
-    "unused-thing": EnvDist(["leafdep", "numpy"], 5_000_000),
-    "leafdep": EnvDist([], 1_000_000),
-    "typeonly": EnvDist([], 2_000_000),
-    "schema-lib": EnvDist([], 1_000),
+# A distribution index as PyPI would give it: name -> (top-level import names, requirements, unpacked bytes).
+TARGET = {"python_version": "3.12", "python_full_version": "3.12.0", "implementation_name": "cpython",
+          "implementation_version": "3.12.0", "platform_python_implementation": "CPython", "sys_platform": "linux",
+          "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix", "platform_release": "",
+          "platform_version": ""}
+WHEELS = {
+    "numpy": (["numpy"], [], 20_000_000),
+    "cuda-python": ([], ["cuda-bindings>=13"], 10_000),
+    "cuda-bindings": (["cuda"], [], 30_000_000),
+    "deep-lib": ([], ["cuda-python", "docs-only; extra == 'docs'"], 4_000_000),
+    "unused-thing": ([], ["leafdep", "numpy", "winonly; sys_platform == 'win32'"], 5_000_000),
+    "leafdep": ([], [], 1_000_000),
+    "winonly": ([], [], 9_000_000),  # required on another platform only: never counted
+    "typeonly": ([], [], 2_000_000),
+    "schema-lib": (["schema_lib"], [], 1_000),
 }
+INDEX = DistIndex("app==1.0", "2026-01-01T00:00:00Z", TARGET,
+                  {n: DistInfo(n, "1.0", f"{n}-1.0-py3-none-any.whl", t, r, b) for n, (t, r, b) in WHEELS.items()})
 RULES = [RequirementKeep(name="Ninja", reason="builds run the ninja executable", when=["python/app/sub/helper.py"]),
          RequirementKeep(name="runner-tool", reason="run by subprocess", when=["python/app/gone.py"])]
 
@@ -44,7 +50,7 @@ def _cache(tmp_path, monkeypatch):
 
 def _decide(root: Path = FIXTURE):
     tree = SourceTree.load(root)
-    return decide(tree, tree_facts(tree, jobs=1, use_cache=False), PYPROJECT.read_text(), DIST_MAP, ENV, RULES,
+    return decide(tree, tree_facts(tree, jobs=1, use_cache=False), PYPROJECT.read_text(), INDEX, RULES,
                   tree_label="fixture")
 
 
@@ -124,23 +130,17 @@ def test_provided_by_prefers_the_exact_name():
 
 
 def test_run_writes_only_with_write_and_reports(tmp_path, monkeypatch):
-    import shrinker.apply.requirements as req
-
     tree = tmp_path / "tree"
     shutil.copytree(FIXTURE, tree)
     target = tree / "python" / "pyproject.toml"
     before = target.read_text()
-    import shrinker.verify.deps as deps
-
-    monkeypatch.setattr(req, "env_distributions", lambda python: ENV)
-    monkeypatch.setattr(deps, "packages_distributions", lambda python: DIST_MAP)
-    result, new = run_requirements(tree, FIXTURE, python="fake-python", keep_rules=RULES, write=False)
+    result, new = run_requirements(tree, FIXTURE, index=INDEX, keep_rules=RULES, write=False)
     assert result.changed and not result.written and target.read_text() == before
-    result, new = run_requirements(tree, FIXTURE, python="fake-python", keep_rules=RULES, write=True)
+    result, new = run_requirements(tree, FIXTURE, index=INDEX, keep_rules=RULES, write=True)
     assert result.written and target.read_text() == new != before
-    again, _ = run_requirements(tree, FIXTURE, python="fake-python", keep_rules=RULES, write=True)
+    again, _ = run_requirements(tree, FIXTURE, index=INDEX, keep_rules=RULES, write=True)
     assert not again.changed and [d.name for d in again.kept] == [d.name for d in result.kept]
-    md, js = write_reports(result, tmp_path / "r", ".venv-verify/bin/python")
+    md, js = write_reports(result, tmp_path / "r")
     data = json.loads(js.read_text())
     assert data["upstream_declared"] == 11 and data["dropped"] == len(result.dropped) == 4
     assert "| typeonly |" in md.read_text() and "- schema_lib (schema-lib): 1 file" in md.read_text()
@@ -153,10 +153,64 @@ def test_cli_reports_without_touching_the_tree(tmp_path, monkeypatch, capsys):
     tree = tmp_path / "tree"
     shutil.copytree(FIXTURE, tree)
     before = (tree / "python" / "pyproject.toml").read_bytes()
+    import shrinker.upstream.distributions as distributions
+
+    monkeypatch.setattr(distributions, "load_index", lambda root, target, **kw: INDEX)  # no PyPI in a unit test
     monkeypatch.setattr(sys, "argv", ["shrink", "requirements", "--tree", str(tree), "--upstream", str(FIXTURE),
-                                      "--out", str(tmp_path / "r"), "--python", sys.executable])
+                                      "--out", str(tmp_path / "r")])
     cli.main()
     text = capsys.readouterr().out
     assert "upstream declares 11" in text and "would rewrite" in text
     assert (tree / "python" / "pyproject.toml").read_bytes() == before
     assert json.loads((tmp_path / "r" / "requirements.json").read_text())["upstream_declared"] == 11
+
+
+def _tree_importing(root: Path, names: list[str]) -> Path:
+    (root / "python" / "app").mkdir(parents=True)
+    deps = ",\n".join(f'    "{d}"' for d in ("pyzmq>=25", "pillow", "PyYAML", "scipy"))
+    (root / "python" / "pyproject.toml").write_text(f'[project]\nname = "app"\nversion = "1.0"\n'
+                                                    f'dependencies = [\n{deps}\n]\n')
+    (root / "python" / "app" / "__init__.py").write_text("".join(f"import {n}\n" for n in names))
+    return root
+
+
+def test_import_names_that_differ_from_their_distribution(tmp_path):
+    """zmq is pyzmq, PIL is pillow, yaml is PyYAML: only the wheels' own top-level names tell."""
+    root = _tree_importing(tmp_path / "t", ["zmq", "PIL.Image", "yaml"])
+    index = DistIndex("app==1.0", "2026-01-01T00:00:00Z", TARGET, {
+        "pyzmq": DistInfo("pyzmq", "27.0", "w", ["zmq"], [], 3), "pillow": DistInfo("pillow", "11.0", "w", ["PIL"], [], 5),
+        "pyyaml": DistInfo("pyyaml", "6.0", "w", ["_yaml", "yaml"], [], 7),
+        "scipy": DistInfo("scipy", "1.0", "w", ["scipy"], [], 11)})
+    tree = SourceTree.load(root)
+    result = decide(tree, tree_facts(tree, jobs=1, use_cache=False),
+                    (root / "python" / "pyproject.toml").read_text(), index)
+    assert {d.name for d in result.kept} == {"pyzmq", "pillow", "pyyaml"}
+    assert [d.name for d in result.dropped] == ["scipy"]
+    # without the index's names the same tree would lose all three: that was the fresh-machine bug
+    bare = decide(tree, tree_facts(tree, jobs=1, use_cache=False), (root / "python" / "pyproject.toml").read_text(),
+                  DistIndex("app==1.0", "", TARGET, {}))
+    assert {d.name for d in bare.kept} == set()
+
+
+def test_same_result_with_and_without_a_verify_environment(tmp_path, monkeypatch):
+    """The step reads the index only: a .venv-verify that maps names otherwise changes no byte."""
+    from shrinker.verify.env import MARKER, read_requirements, requirements_hash
+
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURE, tree)
+    outputs = []
+    for with_env in (False, True):
+        venv = tmp_path / f"venv-{with_env}"
+        monkeypatch.setenv("SHRINK_VERIFY_VENV", str(venv))
+        if with_env:  # a verify env whose python says every name is provided by "other-dist"
+            (venv / "bin").mkdir(parents=True)
+            py = venv / "bin" / "python"
+            py.write_text('#!/bin/sh\necho \'{"numpy": ["other-dist"], "cuda": ["other-dist"]}\'\n')
+            py.chmod(0o755)
+            (venv / MARKER).write_text(json.dumps({"root": str(venv), "python": str(py),
+                                                   "requirements_hash": requirements_hash(read_requirements())}))
+        (tree / "python" / "pyproject.toml").write_text(PYPROJECT.read_text())
+        result, new = run_requirements(tree, FIXTURE, index=INDEX, keep_rules=RULES, write=True)
+        md, js = write_reports(result, tmp_path / f"r-{with_env}")
+        outputs.append((new, md.read_bytes(), js.read_bytes()))
+    assert outputs[0] == outputs[1]

@@ -25,6 +25,7 @@ def _isolated_cache(request, tmp_path, monkeypatch):
         monkeypatch.setenv("SHRINK_CACHE", str(tmp_path / "cache"))
 
 
+
 def copy_tree(dest: Path) -> Path:
     shutil.copytree(MINITREE, dest, ignore=shutil.ignore_patterns("__pycache__"))
     return dest
@@ -69,6 +70,7 @@ def verify_rules():
              "variable": "FunctionCallParser.ToolCallParserEnum", "keep": ["deepseekv3"], "reason": "deepseek"},
         ],
         "remove": [{"pattern": "sglang.srt.multimodal.**", "reason": "text only", "category": "multimodal"}],
+        "requirements": {"target": {"sys_platform": "linux", "platform_machine": "x86_64", "python_version": "3.12"}},
     })
 
 

@@ -117,14 +117,14 @@ def test_regressions_count_beyond_upstream():
     assert [f.text for f in regressions(pr, up)] == ["a.py:9 x", "b.py:2 x"]
 
 
-def test_static_gate_for_apply(trees):
+def test_static_gate_for_apply(trees, verify_rules):
     upstream, pruned = trees
     (pruned / HELPER).unlink()
-    gate = static_gate(pruned, upstream)
+    gate = static_gate(pruned, upstream, rules=verify_rules)
     assert set(gate) == set(STATIC_CHECKS)
     assert len(gate["internal_imports"]) == 2 and not gate["syntax"]
     later = {"python/sglang/srt/models/deepseek_v2.py"}  # a later batch deletes it: not this batch's
-    assert len(static_gate(pruned, upstream, later=later)["internal_imports"]) == 1
+    assert len(static_gate(pruned, upstream, later=later, rules=verify_rules)["internal_imports"]) == 1
 
 
 def test_facts_are_cached_by_content(trees, monkeypatch):
