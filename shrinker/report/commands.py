@@ -1,4 +1,5 @@
-"""CLI of the report stage: `shrink report layers`, `shrink report cuts` and `shrink requirements [--write]`.
+"""CLI of the report stage: `shrink report layers`, `shrink report cuts`, `shrink report index` and
+`shrink requirements [--write]`.
 
 Both read a tree (default: the work tree build/<profile>-v<version>/, else the pinned upstream) and
 write into reports/<profile>/v<version>/; only `requirements --write` changes the tree, and only its
@@ -132,6 +133,22 @@ def server_args_command(profile: str = "deepseek", tree: Optional[Path] = None, 
         out.print(f"[green]wrote[/] {paths.project_label(p)}")
 
 
+def index_command(reports_root: Optional[Path] = None, check: bool = False) -> None:
+    """Write reports/index.html from the JSON reports; with `check`, only say whether it is current."""
+    from shrinker.errors import CheckFailed
+    from shrinker.report.index_page import INDEX_NAME, render_index, write_index
+
+    root = Path(reports_root) if reports_root else paths.reports_dir()
+    if check:  # CI: a page that no longer matches its JSON fails instead of being rewritten
+        path = root / INDEX_NAME
+        if not path.is_file() or path.read_text(encoding="utf-8") != render_index(root):
+            raise CheckFailed(f"{paths.project_label(path)} is stale: run `shrink report index`")
+        out.print(f"[green]current[/] {paths.project_label(path)}")
+        return
+    path, changed = write_index(root)
+    out.print(f"[green]{'wrote' if changed else 'unchanged'}[/] {paths.project_label(path)}")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(report_app, name="report")
 
@@ -155,6 +172,14 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """ServerArgs fields upstream reads outside server_args.py and the kept tree no longer does."""
         server_args_command(profile, tree, upstream, out_dir)
+
+    @report_app.command("index")
+    def index(
+        reports_root: Optional[Path] = typer.Option(None, "--reports", help="The reports folder (default: reports/)."),
+        check: bool = typer.Option(False, "--check", help="Write nothing; exit 1 when index.html is stale."),
+    ) -> None:
+        """reports/index.html: one static page over every release's JSON reports, linking the markdown ones."""
+        index_command(reports_root, check)
 
     @report_app.command("cuts")
     def cuts(
@@ -180,36 +205,30 @@ def register(app: typer.Typer) -> None:
         jobs: int = typer.Option(2, "--jobs", "-j"),
         out_dir: Optional[Path] = typer.Option(None, "--out", help="Folder for requirements.{md,json} "
                                                                     "(default: reports/<profile>/v<version>/)."),
-        python: Optional[str] = typer.Option(None, "--python", help="The interpreter whose installed packages "
-                                                                    "map import names (default: .venv-verify's)."),
     ) -> None:
         """Prune [project].dependencies to what the kept code imports; report what goes and the MB saved."""
         from shrinker.apply.requirements import run_requirements, write_reports
         from shrinker.rules.load import load_rules
-        from shrinker.verify.env import load_env
+        from shrinker.upstream.distributions import load_index
 
         tree_root, up_root, target = _trees(profile, tree, upstream, out_dir)
-        if python is None:
-            env = load_env()
-            if env is None:
-                raise ShrinkError("no verify environment (.venv-verify): run `shrink verify env` first; "
-                                  "it maps import names to distributions")
-            python = str(env.python)
+        rules = load_rules(profile)
+        with console.status("reading upstream's declared distributions from PyPI (once per release) ..."):
+            index = load_index(up_root, rules.requirements.target)
         with console.status(f"reading the imports of {tree_root} ..."):
-            result, _ = run_requirements(tree_root, up_root, python=python,
-                                         keep_rules=load_rules(profile).requirements.keep, write=write,
-                                         jobs=jobs, tree_label=_tree_label(tree_root))
-        md, js = write_reports(result, target, paths.project_label(Path(python)))
+            result, _ = run_requirements(tree_root, up_root, index=index, keep_rules=rules.requirements.keep,
+                                         write=write, jobs=jobs, tree_label=_tree_label(tree_root))
+        md, js = write_reports(result, target)
         dropped = sum(d.size or 0 for d in result.dropped)
         out.print(f"upstream declares {result.upstream_declared}; kept {len(result.kept)}, dropped "
                   f"{len(result.dropped)}: {', '.join(d.name for d in result.dropped)}", soft_wrap=True)
-        out.print(f"installed size saved (verify env): {dropped / 1e6:.1f} MB in the dropped distributions, "
+        out.print(f"install size saved (unpacked wheels): {dropped / 1e6:.1f} MB in the dropped distributions, "
                   f"{sum(result.freed.values()) / 1e6:.1f} MB with their freed dependencies; not measured: "
                   f"{', '.join(result.unmeasured) or 'none'}", soft_wrap=True)
         look = [i.name for i in result.indirect if i.needs_a_look]
         if look:
-            out.print(f"[yellow]needs a look[/] (imported, no declared distribution pulls it in within the verify "
-                      f"env): {', '.join(look)}", soft_wrap=True)
+            out.print(f"[yellow]needs a look[/] (imported, no declared distribution pulls it in on the target): "
+                      f"{', '.join(look)}", soft_wrap=True)
         state = ("[green]rewrote[/]" if result.written else "[yellow]would rewrite[/] (use --write)") \
             if result.changed else "[green]already pruned:[/]"
         out.print(f"{state} {paths.project_label(tree_root / 'python' / 'pyproject.toml')}")
