@@ -100,12 +100,58 @@ def bench_regen(from_spec: str = "pypi:sglang==0.5.14", to_spec: str = "pypi:sgl
             **runs, "target": "warm < 0.5 x cold", **_machine()}
 
 
+def output_hashes(root: Path, profile: str = "deepseek") -> dict:
+    """What `make plan` must give byte for byte on every machine: the work tree's git tree object,
+    the manifests and the requirements report (sha256 over each folder's files, by relative path)."""
+    import hashlib
+    import tomllib
+
+    version = tomllib.loads((root / "upstream" / "UPSTREAM.toml").read_text())["version"]
+    work = root / "build" / f"{profile}-v{version}"
+    tree = subprocess.run(["git", "-C", str(work), "rev-parse", "HEAD^{tree}"], capture_output=True, text=True)
+
+    def digest(paths_: list[Path], base: Path) -> str:
+        h = hashlib.sha256()
+        for p in sorted(paths_):
+            h.update(p.relative_to(base).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+        return h.hexdigest()
+
+    manifests = root / "manifests" / profile / f"v{version}"
+    reports = root / "reports" / profile / f"v{version}"
+    return {"version": version, "work_tree_object": tree.stdout.strip(),
+            "manifests_sha256": digest([p for p in manifests.rglob("*") if p.is_file()], manifests),
+            "requirements_sha256": digest([reports / "requirements.json", reports / "requirements.md"], reports),
+            "pyproject_sha256": digest([work / "python" / "pyproject.toml"], work)}
+
+
+def bench_make_plan(keep: Path | None = None) -> dict:
+    """`make plan` as a new user meets it: a fresh clone of HEAD, no .venv, no downloads, no caches."""
+    import shutil
+
+    tmp = Path(tempfile.mkdtemp(prefix="shrink-bench-make-plan-"))
+    clone = keep or tmp / "clone"
+    subprocess.run(["git", "clone", "-q", str(paths.project_root()), str(clone)], check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "SHRINK_ROOT", "SHRINK_CACHE")}
+    start = time.perf_counter()
+    proc = subprocess.run(["make", "plan"], cwd=clone, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    (tmp / "make-plan.log").write_text(proc.stdout + proc.stderr)
+    result = {"what": "make plan in a fresh clone (cold: new .venv, download, parse, apply, verify env, verify)",
+              "exit_code": proc.returncode, "seconds": round(seconds, 1), "target_seconds": 720,
+              "outputs": output_hashes(clone) if proc.returncode == 0 else {},
+              **_machine()}
+    print(f"make plan log: {tmp / 'make-plan.log'}", file=sys.stderr)
+    if keep is None:
+        shutil.rmtree(clone, ignore_errors=True)
+    return result
+
+
 def main() -> None:
     out_dir = paths.project_root() / "reports" / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
-    which = [w for w in sys.argv[1:] if w != "verify"] or ["plan", "apply", "regen"]
+    which = [w for w in sys.argv[1:] if w != "verify"] or ["plan", "apply", "regen", "make-plan"]
     for name in which:
-        result = {"plan": bench_plan, "apply": bench_apply, "regen": bench_regen}[name]()
+        result = {"plan": bench_plan, "apply": bench_apply, "regen": bench_regen, "make-plan": bench_make_plan}[name]()
         (out_dir / f"{name}.json").write_text(json.dumps(result, indent=1) + "\n")
         print(f"{name}: {json.dumps(result)}")
     try:  # the verify stage adds its own figure when present
