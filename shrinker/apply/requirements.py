@@ -294,21 +294,28 @@ def decide(tree, facts, upstream_text: str, index: DistIndex, keep_rules=(),
     # A name no declared distribution provides by itself: the declared distributions nearest to one
     # providing it in the requirement graph stay (cuda-python -> cuda-bindings for `cuda`, even though
     # nvidia-cutlass-dsl pulls cuda-bindings in further down): the most direct declaration survives.
+    # When one distribution provides the name and a kept one is among the nearest, that one satisfies
+    # it (huggingface_hub comes with transformers, kept for its own imports: timm, as near, is no reason
+    # to stay). A namespace several distributions share (`cuda`: cuda-bindings, cuda-core ...) keeps all
+    # the nearest: top-level names cannot tell which part kept code needs. Namespaces go first, so what
+    # they keep counts for the names after them.
     by_extras = {d.name: d.extras for d in deps}
     pulls = {d: distances(index, {d: by_extras[d]}) for d in declared}
     indirect: list[Indirect] = []
-    for top, u in sorted(unresolved.items()):
+    for top, u in sorted(unresolved.items(), key=lambda kv: (len(dist_map.get(kv[0], [])) == 1, kv[0])):
         installed = [canonicalize_name(x) for x in dist_map.get(top, [])]
         steps = {d: min(pulls[d][x] for x in installed if x in pulls[d])
                  for d in declared if any(x in pulls[d] for x in installed)}
         via = sorted(steps, key=lambda d: (steps[d], d))
         nearest = [d for d in via if steps[d] == steps[via[0]]] if via else []
         first = min(u, key=lambda x: (x.file, x.line))
-        for d in nearest:
-            reasons.setdefault(d, f"pulls in {'/'.join(installed)}, which kept code imports as {top} "
-                                  f"({first.file}:{first.line}); the nearest declared provider")
+        if not (len(installed) == 1 and any(d in reasons for d in nearest)):
+            for d in nearest:
+                reasons.setdefault(d, f"pulls in {'/'.join(installed)}, which kept code imports as {top} "
+                                      f"({first.file}:{first.line}); the nearest declared provider")
         indirect.append(Indirect(top, len({x.file for x in u}), f"{first.file}:{first.line}", installed, via,
                                  [], all(x.guard == "try" for x in u)))
+    indirect.sort(key=lambda i: i.name)
     for item in indirect:
         item.kept_via = [d for d in item.via if d in reasons]
 

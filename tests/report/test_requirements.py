@@ -214,3 +214,30 @@ def test_same_result_with_and_without_a_verify_environment(tmp_path, monkeypatch
         md, js = write_reports(result, tmp_path / f"r-{with_env}")
         outputs.append((new, md.read_bytes(), js.read_bytes()))
     assert outputs[0] == outputs[1]
+
+
+def test_a_kept_distribution_as_near_satisfies_a_name_only_one_wheel_provides(tmp_path):
+    """huggingface_hub: transformers (kept for its own import) and timm both pull it in one step away,
+    so timm is no reason to stay; a namespace two wheels share keeps every nearest provider."""
+    root = tmp_path / "t"
+    (root / "python" / "app").mkdir(parents=True)
+    deps = ["transformers", "timm", "cuda-python", "torchish"]
+    (root / "python" / "pyproject.toml").write_text(
+        '[project]\nname = "app"\nversion = "1.0"\ndependencies = [\n'
+        + ",\n".join(f'    "{d}"' for d in deps) + "\n]\n")
+    (root / "python" / "app" / "__init__.py").write_text(
+        "import transformers\nimport torchish\nimport huggingface_hub\nimport cuda.bindings\n")
+    wheels = {"transformers": (["transformers"], ["huggingface-hub"]), "timm": (["timm"], ["huggingface-hub"]),
+              "huggingface-hub": (["huggingface_hub"], []), "cuda-python": ([], ["cuda-bindings"]),
+              "torchish": (["torchish"], ["cuda-core"]), "cuda-bindings": (["cuda"], []), "cuda-core": (["cuda"], [])}
+    index = DistIndex("app==1.0", "2026-01-01T00:00:00Z", TARGET,
+                      {n: DistInfo(n, "1.0", "w", t, r, 10) for n, (t, r) in wheels.items()})
+    tree = SourceTree.load(root)
+    result = decide(tree, tree_facts(tree, jobs=1, use_cache=False),
+                    (root / "python" / "pyproject.toml").read_text(), index)
+    by = {d.name: d for d in result.decisions}
+    assert not by["timm"].kept and by["timm"].reason == "no kept file imports it"
+    (hub,) = [i for i in result.indirect if i.name == "huggingface_hub"]
+    assert hub.via == ["timm", "transformers"] and hub.kept_via == ["transformers"]
+    # `cuda` is a namespace of two wheels: torchish (kept) pulls in one part, cuda-python the other
+    assert by["cuda-python"].kept and "the nearest declared provider" in by["cuda-python"].reason
