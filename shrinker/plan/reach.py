@@ -45,6 +45,7 @@ class Reach:
     dead_edges: dict[tuple[str, str], DeadReason] = field(default_factory=dict)
     registries: RegistryView = field(default_factory=RegistryView)
     rule_problems: list[str] = field(default_factory=list)  # lenient runs only (regen)
+    rule_warnings: list[str] = field(default_factory=list)  # removal rules with nothing left to remove
 
 
 def _cached_names(rules: Rules, field: str) -> MethodNames:
@@ -120,7 +121,9 @@ def _check_roots(g: ImportGraph, rules: Rules, problems: Problems) -> None:
     for kind, rule_list in (("remove", rules.remove), ("keep", rules.keep)):
         for i, rule in enumerate(rule_list):
             if not any(pattern_matches(rule.pattern, m) for m in g.module_path):
-                problems(f"rule {kind}[{i}] {rule.pattern} matches no module upstream")
+                # a removal rule with nothing left to remove is harmless; a keep rule may hide a move
+                (problems.warn if kind == "remove" else problems)(
+                    f"rule {kind}[{i}] {rule.pattern} matches no module upstream")
 
 
 def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True) -> Reach:
@@ -129,7 +132,7 @@ def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True) -> Reach
     _check_roots(g, rules, problems)
     table, features = PredicateTable(rules.platform), feature_table(rules)
     view = apply_registries(g, rules, problems)
-    reach = Reach(registries=view, rule_problems=problems.found)
+    reach = Reach(registries=view, rule_problems=problems.found, rule_warnings=problems.warnings)
 
     # `keep` rules are the exceptions to `remove` rules (shared plumbing inside a removed folder);
     # the packages above a kept module stay too, since importing it runs them.

@@ -20,16 +20,21 @@ class RuleProblem(ShrinkError):
 
 
 class Problems:
-    """Strict (plan): the first problem is a one-line error. Lenient (regen): collect them all."""
+    """Strict (plan): the first problem is a one-line error. Lenient (regen): collect them all.
+    A warning (a removal rule whose target upstream dropped: nothing left to remove) never stops."""
 
     def __init__(self, strict: bool = True):
         self.strict = strict
         self.found: list[str] = []
+        self.warnings: list[str] = []
 
     def __call__(self, message: str) -> None:
         if self.strict:
             raise RuleProblem(message)
         self.found.append(message)
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
 
 
 @dataclass

@@ -63,6 +63,8 @@ def plan_extra(reach: Reach, root: Path | None = None, rules: Rules | None = Non
         "cuts": [{"importer": u, "removed": v, "line": line, "why": why}
                  for u, v, line, why in sorted(reach.cuts)],
     }
+    if reach.rule_warnings:
+        extra["rule_warnings"] = list(reach.rule_warnings)
     if parameters:
         extra["fixed_parameters"] = {key: [f"{s.path}:{s.line} passes {s.passed}" for s in sites]
                                      for key, sites in sorted(parameters.items())}

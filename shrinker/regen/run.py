@@ -20,6 +20,7 @@ from shrinker.errors import ShrinkError
 from shrinker.plan.manifests import summarize, write_manifests
 from shrinker.plan.run import analyse, plan_extra
 from shrinker.regen.predicates import uncovered_predicates
+from shrinker.regen.signals import key_evidence
 from shrinker.rules.load import load_rules
 from shrinker.upstream import fetch, load
 from shrinker.upstream.pin import read_pin
@@ -30,7 +31,9 @@ class RegenResult:
     from_spec: str
     to_spec: str
     changes: dict[str, list] = field(default_factory=dict)
-    attention: dict[str, list] = field(default_factory=dict)
+    attention: dict[str, list] = field(default_factory=dict)  # what a person must decide, with the rule to write
+    decided: dict[str, list] = field(default_factory=dict)  # what the rules decided, with the rule that did
+    warnings: dict[str, list] = field(default_factory=dict)  # noted, never a stop
     cache_hit_rate: float = 0.0
     apply_run: bool = False
     apply_ok: bool = False
@@ -89,11 +92,17 @@ def regen(to_spec: str | None = None, *, profile: str = "deepseek", adopt: bool 
     fresh = {name: uses for name, uses in new_preds.items() if name not in old_preds}
     new_keys = {reg: sorted(keys - old_reach.registries.all_keys.get(reg, set()))
                 for reg, keys in new_reach.registries.all_keys.items()}
+    kept_paths = {d.path for d in new_decisions if d.keep}
+    questions, decided = _judge_new_keys(new_keys, new_reach.registries.removed_keys,
+                                         key_evidence(new_up.root, kept_paths, rules.regen.signal_paths, new_keys),
+                                         set(rules.regen.confirmed_removed))
     result.attention = {
         "uncovered_platform_predicates": [f"{name} (tested in {', '.join(uses[:3])})" for name, uses in sorted(fresh.items())],
-        "new_registry_keys": [f"{reg}: {key}" for reg, keys in sorted(new_keys.items()) for key in keys],
+        "new_registry_keys": questions,
         "rules_whose_targets_vanished": list(new_reach.rule_problems),
     }
+    result.decided = {"new_registry_keys": decided}
+    result.warnings = {"removal_rules_with_nothing_to_remove": list(new_reach.rule_warnings)}
     out_dir = paths.manifests_dir(profile, new_up.version)
     summary = summarize(new_decisions, new_up.spec, new_up.version, profile)
     extra = plan_extra(new_reach, new_up.root, rules, problems=result.attention["rules_whose_targets_vanished"])
@@ -113,6 +122,25 @@ def regen(to_spec: str | None = None, *, profile: str = "deepseek", adopt: bool 
     return result
 
 
+def _judge_new_keys(new_keys: dict[str, list[str]], removed: dict[str, set[str]],
+                    evidence: dict[tuple[str, str], list[str]], confirmed: set[str]) -> tuple[list[str], list[str]]:
+    """(questions for a person, decided lines): a new key the keep list names is kept, one it does not
+    is removed; a removed one that kept signal code names is a question, with the rule settling it."""
+    questions, decided = [], []
+    for reg, keys in sorted(new_keys.items()):
+        for key in keys:
+            if key not in removed.get(reg, set()):
+                decided.append(f"{reg}: {key} kept (named by the {reg} keep rule)")
+            elif (reg, key) in evidence and f"{reg}:{key}" not in confirmed:
+                questions.append(f"{reg}: {key} is removed, but kept code names it ({', '.join(evidence[reg, key])}); "
+                                 f"settle with one line: add \"{key}\" to the {reg} keep list, or "
+                                 f"\"{reg}:{key}\" to [regen].confirmed_removed")
+            else:
+                why = "confirmed by [regen].confirmed_removed" if (reg, key) in evidence else "no kept signal code names it"
+                decided.append(f"{reg}: {key} removed (not in the {reg} keep list; {why})")
+    return questions, decided
+
+
 def _verify(profile: str, upstream) -> bool:
     try:
         from shrinker.verify import verify_tree  # type: ignore[attr-defined]
@@ -130,7 +158,8 @@ def write_regen_report(result: RegenResult, profile: str, old: str, new: str) ->
     data = {"from": result.from_spec, "to": result.to_spec, "ok": result.ok, "apply_run": result.apply_run,
             "apply_ok": result.apply_ok,
             "verify_ok": result.verify_ok, "parse_cache_hit_rate": round(result.cache_hit_rate, 4),
-            "seconds": result.seconds, "changes": result.changes, "needs_attention": result.attention}
+            "seconds": result.seconds, "changes": result.changes, "needs_attention": result.attention,
+            "decided": result.decided, "warnings": result.warnings}
     js.write_text(json.dumps(data, indent=1) + "\n")
     lines = [f"# Regen {result.from_spec} → {result.to_spec}", "",
              f"Verdict: **{'OK' if result.ok else 'needs a person'}** — "
@@ -142,6 +171,12 @@ def write_regen_report(result: RegenResult, profile: str, old: str, new: str) ->
         lines.append(f"### {what.replace('_', ' ')} ({len(items)})")
         lines += [f"- {i}" for i in items[:200]] or ["- none"]
         lines.append("")
+    for title, groups in (("Decided by the rules", result.decided), ("Warnings (never a stop)", result.warnings)):
+        lines += [f"## {title}", ""]
+        for what, items in groups.items():
+            lines.append(f"### {what.replace('_', ' ')} ({len(items)})")
+            lines += [f"- {i}" for i in items[:300]] or ["- none"]
+            lines.append("")
     lines += ["## Changes", ""]
     for what, items in result.changes.items():
         lines.append(f"### {what.replace('_', ' ')} ({len(items)})")

@@ -221,6 +221,22 @@ class ReportLayers(_Strict):
     reason: str
 
 
+class Regen(_Strict):
+    """What `shrink regen` takes as evidence that a new upstream name needs a person.
+
+    A registry's `keep` list is an allowlist: a new key it does not name is removed and reported as
+    decided. Only when kept code in `signal_paths` names the key (as a string) is a person asked."""
+
+    signal_paths: list[str] = Field(default_factory=list,
+                                    description="Globs (tree paths): kept files whose text naming a new registry "
+                                                "key is a reason to doubt its removal (the kept architectures' "
+                                                "modules, ServerArgs ...).")
+    confirmed_removed: list[str] = Field(default_factory=list,
+                                         description="`registry:key` entries a person ruled removed although kept "
+                                                     "code names them (each settles one question).")
+    reason: str = ""
+
+
 class Rules(_Strict):
     profile: Profile
     roots: list[Root]
@@ -234,6 +250,7 @@ class Rules(_Strict):
     batches: list[Batch] = Field(default_factory=list)
     requirements: Requirements = Requirements()
     report_layers: Optional[ReportLayers] = None
+    regen: Regen = Regen()
     source: Optional[str] = Field(None, description="The rules file (set by the loader).")
 
     def registry(self, name: str) -> Registry:

@@ -71,11 +71,20 @@ def test_regen_reports_each_category_and_needs_a_person(two_releases):
     assert "python/pkg/tpu_only.py" in ch["new_modules_kept"]  # guarded by a predicate no rule knows
     assert "python/pkg/npu/graph_runner.py" in ch["modules_gone"]
     assert any(i.startswith("is_tpu (tested in python/pkg/server.py") for i in att["uncovered_platform_predicates"])
-    assert att["new_registry_keys"] == ["attention_backends: newattn", "models: QwenForCausalLM"]
-    assert any("pkg.npu.**" in p and "matches no module" in p for p in att["rules_whose_targets_vanished"])
-    assert not result.ok
+    # new keys no keep list names are removed by the allowlist: decided, unless kept signal code names one
+    assert att["new_registry_keys"] == []
+    assert result.decided["new_registry_keys"] == [
+        "attention_backends: newattn removed (not in the attention_backends keep list; no kept signal code names it)",
+        "models: QwenForCausalLM removed (not in the models keep list; no kept signal code names it)"]
+    # a removal rule with nothing left to remove is a warning, never a question
+    assert not att["rules_whose_targets_vanished"]
+    assert any("pkg.npu.**" in p and "matches no module" in p
+               for p in result.warnings["removal_rules_with_nothing_to_remove"])
+    assert not result.ok  # is_tpu still needs a person
     report = json.loads(result.report.with_name(result.report.name[:-3] + ".json").read_text())
     assert report["needs_attention"]["uncovered_platform_predicates"]
+    assert report["decided"]["new_registry_keys"] and report["warnings"]["removal_rules_with_nothing_to_remove"]
+    assert "## Decided by the rules" in result.report.read_text()
     assert result.report.name == "regen-v1-to-v2.md"  # git refs name the versions here
     # Unchanged files between the releases were not parsed again.
     assert result.cache_hit_rate > 0.8
@@ -90,3 +99,28 @@ def test_regen_cli_exits_1_with_the_list(two_releases):
     res = runner.invoke(app, ["regen", "--to", f"git+file://{two_releases}@v2", "-p", "mini", "--no-apply"])
     assert res.exit_code == 1
     assert "is_tpu" in res.output
+
+
+def test_a_new_key_kept_code_names_is_a_question_with_the_rule_that_settles_it(two_releases, monkeypatch):
+    from shrinker.regen.run import regen
+
+    server = two_releases / "python" / "pkg" / "server.py"  # the mini rules' signal path
+    server.write_text(server.read_text() + '\nDEFAULT_BACKEND = "newattn"\n')
+    _git(two_releases, "commit", "-qam", "names newattn")
+    _git(two_releases, "tag", "v3")
+    result = regen(f"git+file://{two_releases}@v3", profile="mini", run_apply=False, jobs=1)
+    (question,) = result.attention["new_registry_keys"]
+    assert question.startswith("attention_backends: newattn is removed, but kept code names it (python/pkg/server.py:")
+    assert 'add "newattn" to the attention_backends keep list, or "attention_backends:newattn" to ' \
+           "[regen].confirmed_removed" in question
+    assert result.decided["new_registry_keys"] == [
+        "models: QwenForCausalLM removed (not in the models keep list; no kept signal code names it)"]
+    # the one line a person writes settles it: the next run decides it
+    rules = two_releases.parent / "proj" / "rules" / "mini.toml"
+    rules.write_text(rules.read_text().replace('signal_paths = ["python/pkg/server.py"]',
+                                               'signal_paths = ["python/pkg/server.py"]\n'
+                                               'confirmed_removed = ["attention_backends:newattn"]'))
+    again = regen(f"git+file://{two_releases}@v3", profile="mini", run_apply=False, jobs=1)
+    assert again.attention["new_registry_keys"] == []
+    assert "attention_backends: newattn removed (not in the attention_backends keep list; confirmed by " \
+           "[regen].confirmed_removed)" in again.decided["new_registry_keys"]
