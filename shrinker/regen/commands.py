@@ -25,9 +25,12 @@ def register(app: typer.Typer) -> None:
         result = run_regen(to, profile=profile, adopt=adopt, with_kernel=not no_kernel, run_apply=not no_apply)
         for what, items in result.changes.items():
             out.print(f"{what.replace('_', ' ')}: {len(items)}")
-        for what, items in [*result.decided.items(), *result.warnings.items()]:
-            out.print(f"decided · {what.replace('_', ' ')}: {len(items)}" if what in result.decided
-                      else f"[yellow]warning · {what.replace('_', ' ')}: {len(items)}[/]")
+        for what, items in result.decided.items():
+            out.print(f"decided · {what.replace('_', ' ')}: {len(items)}")
+        for what, items in result.warnings.items():
+            out.print(f"{'[yellow]' if items else ''}noted · {what.replace('_', ' ')}: {len(items)}{'[/]' if items else ''}")
+            for item in items[:10]:
+                out.print(f"  {item}", markup=False)
         for what, items in result.attention.items():
             colour = "red" if items else "green"
             out.print(f"[{colour}]{what.replace('_', ' ')}: {len(items)}[/]")

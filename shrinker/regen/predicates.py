@@ -1,8 +1,10 @@
-"""Find platform predicates no rule covers: new `is_*()` siblings of the predicates the rules know.
+"""Find platform predicates no rule names: new `is_*()` siblings of the predicates the rules know.
 
 A module that defines a known predicate function (`def is_npu(): ...`) is where a platform check
 lives; any other argument-less `is_*`/`use_*` function defined there, and used as a test in kept
-code, is a new platform predicate a person must judge (True, False, or not a platform check).
+code, is a predicate no rule names. Regen sorts them: the platform vocabulary folds one named for
+another platform (`_is_xpu_available`: decided), and the rest stay runtime code, listed as info
+(`is_mnnvl_fabric_device`, a CUDA runtime check).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ def _predicate_defs(source: str) -> dict[str, int]:
 
 
 def uncovered_predicates(g: ImportGraph, kept: set[str], rules: Rules) -> dict[str, list[str]]:
-    """{predicate name: [kept files that test it]} for predicates no rule gives a value to."""
+    """{predicate name: [kept files that test it]} for predicates no written rule names (the
+    vocabulary may still give them a value: PredicateTable.rule_for)."""
     table = PredicateTable(rules.platform)
     known = {p.name for p in rules.platform.predicates}
     homes = []
@@ -44,7 +47,7 @@ def uncovered_predicates(g: ImportGraph, kept: set[str], rules: Rules) -> dict[s
         if any(name in known and n == 0 for name, n in defs.items()):
             homes.append(defs)
     candidates = {name for defs in homes for name, n in defs.items()
-                  if n == 0 and _CANDIDATE.match(name) and table.rule_for(name) is None}
+                  if n == 0 and _CANDIDATE.match(name) and table.written_rule_for(name) is None}
     if not candidates:
         return {}
     pattern = re.compile(r"\bif\s+(?:not\s+)?[\w.]*\b(" + "|".join(map(re.escape, sorted(candidates))) + r")\(\)")

@@ -21,6 +21,7 @@ from shrinker.plan.manifests import summarize, write_manifests
 from shrinker.plan.run import analyse, plan_extra
 from shrinker.regen.predicates import uncovered_predicates
 from shrinker.regen.signals import key_evidence
+from shrinker.rules.predicates import PredicateTable
 from shrinker.rules.load import load_rules
 from shrinker.upstream import fetch, load
 from shrinker.upstream.pin import read_pin
@@ -96,13 +97,18 @@ def regen(to_spec: str | None = None, *, profile: str = "deepseek", adopt: bool 
     questions, decided = _judge_new_keys(new_keys, new_reach.registries.removed_keys,
                                          key_evidence(new_up.root, kept_paths, rules.regen.signal_paths, new_keys),
                                          set(rules.regen.confirmed_removed))
+    table = PredicateTable(rules.platform)
+    folded = {n: u for n, u in fresh.items() if table.rule_for(n) is not None}
     result.attention = {
-        "uncovered_platform_predicates": [f"{name} (tested in {', '.join(uses[:3])})" for name, uses in sorted(fresh.items())],
         "new_registry_keys": questions,
         "rules_whose_targets_vanished": list(new_reach.rule_problems),
     }
-    result.decided = {"new_registry_keys": decided}
-    result.warnings = {"removal_rules_with_nothing_to_remove": list(new_reach.rule_warnings)}
+    result.decided = {"new_registry_keys": decided,
+                      "platform_predicates_folded": [f"{n}() is False on CUDA: {table.rule_for(n).reason} "
+                                                     f"(tested in {', '.join(u[:3])})" for n, u in sorted(folded.items())]}
+    result.warnings = {"removal_rules_with_nothing_to_remove": list(new_reach.rule_warnings),
+                       "predicates_kept_as_runtime_checks": [f"{n} (tested in {', '.join(u[:3])}; no platform word)"
+                                                             for n, u in sorted(fresh.items()) if n not in folded]}
     out_dir = paths.manifests_dir(profile, new_up.version)
     summary = summarize(new_decisions, new_up.spec, new_up.version, profile)
     extra = plan_extra(new_reach, new_up.root, rules, problems=result.attention["rules_whose_targets_vanished"])

@@ -13,7 +13,10 @@ from typing import Sequence
 import libcst as cst
 
 from shrinker.rules.patterns import pattern_matches
-from shrinker.rules.schema import Feature, FeatureValue, Platform
+from shrinker.rules.schema import Feature, FeatureValue, Platform, Predicate
+
+# `is_xpu_available()`, `_is_npu()`, `use_aiter_moe()`: a predicate whose first word names a platform.
+_NAMED_PREDICATE = re.compile(r"^_?(?:is|use|has)_([a-z0-9]+)(?:_|$)", re.IGNORECASE)
 
 
 class MethodNames:
@@ -83,12 +86,19 @@ class PredicateTable:
 
     @lru_cache(maxsize=4096)
     def _lookup(self, name: str):
-        if name in self._exact:
-            return self._exact[name]
-        for pred in self._globs:
-            if fnmatchcase(name, pred.name):
-                return pred
-        return None
+        return self.written_rule_for(name) or self._by_vocabulary(name)
+
+    def _by_vocabulary(self, name: str) -> Predicate | None:
+        """A called predicate no rule names but whose first word is a platform of the vocabulary
+        ([platform.strings]: `is_xpu_available()`, `use_aiter_moe()`) is False on CUDA, as `is_xpu()`
+        is: a new release's new platform check needs no new rule. Only the first word counts
+        (`is_cuda_or_hip()`, `is_not_npu()` stay unknown), and only calls (a bare name may be a variable)."""
+        m = _NAMED_PREDICATE.match(name)
+        word = m.group(1).lower() if m else ""
+        if not word or not frozenset.__contains__(self.strings, word):
+            return None
+        return Predicate(name=name, value=False, calls_only=True,
+                         reason=f"named for another platform ('{word}', the [platform.strings] vocabulary)")
 
     def value(self, name: str, called: bool) -> bool | None:
         pred = self._lookup(name)
@@ -103,6 +113,12 @@ class PredicateTable:
 
     def rule_for(self, name: str):
         return self._lookup(name)
+
+    def written_rule_for(self, name: str):
+        """The predicate rule that names `name` (exactly or by glob), not the vocabulary's."""
+        if name in self._exact:
+            return self._exact[name]
+        return next((p for p in self._globs if fnmatchcase(name, p.name)), None)
 
 
 def env_flag_name(call: cst.Call, platform: Platform) -> str | None:

@@ -45,15 +45,17 @@ def two_releases(tmp_path, monkeypatch):
     reg.write_text(reg.read_text() + '\n\n@register_attention_backend("newattn")\ndef create_new(runner):\n'
                    '    from pkg.layers.attention.triton_backend import TritonBackend\n\n    return TritonBackend(runner)\n')
     common = pkg / "utils" / "common.py"
-    common.write_text(common.read_text() + "\n\ndef is_tpu():\n    return False\n")
+    common.write_text(common.read_text() + "\n\ndef is_tpu():\n    return False\n\n\ndef is_npu_fast():\n    return False\n")
     server = pkg / "server.py"
     text = server.read_text().replace("from .utils.common import is_npu, is_hip",
-                                      "from .utils.common import is_npu, is_hip, is_tpu")
+                                      "from .utils.common import is_npu, is_hip, is_tpu, is_npu_fast")
     text = text.replace("    from pkg.npu.graph_runner import NPUGraphRunner\n", "    pass\n")
     text = text.replace("try:\n    from pkg.optional_fast import fast_path",
-                        "if is_tpu():\n    import pkg.tpu_only\n\ntry:\n    from pkg.optional_fast import fast_path")
+                        "if is_tpu():\n    import pkg.tpu_only\n\nif is_npu_fast():\n    import pkg.npu_fast_only\n\n"
+                        "try:\n    from pkg.optional_fast import fast_path")
     server.write_text(text)
     (pkg / "tpu_only.py").write_text("X = 1\n")
+    (pkg / "npu_fast_only.py").write_text("Y = 1\n")
     shutil.rmtree(pkg / "npu")
     _release(origin, "v2")
     from shrinker.upstream import fetch
@@ -70,7 +72,15 @@ def test_regen_reports_each_category_and_needs_a_person(two_releases):
     assert "python/pkg/models/qwen.py" in ch["new_modules_removed"]
     assert "python/pkg/tpu_only.py" in ch["new_modules_kept"]  # guarded by a predicate no rule knows
     assert "python/pkg/npu/graph_runner.py" in ch["modules_gone"]
-    assert any(i.startswith("is_tpu (tested in python/pkg/server.py") for i in att["uncovered_platform_predicates"])
+    # is_tpu names no platform of the vocabulary: it stays runtime code, listed, never a question
+    assert any(i.startswith("is_tpu (tested in python/pkg/server.py")
+               for i in result.warnings["predicates_kept_as_runtime_checks"])
+    assert "uncovered_platform_predicates" not in att
+    # is_npu_fast names one ("npu", [platform.strings]): it folds to False without a rule, and what it guarded goes
+    assert result.decided["platform_predicates_folded"] == [
+        "is_npu_fast() is False on CUDA: named for another platform ('npu', the [platform.strings] vocabulary) "
+        "(tested in python/pkg/server.py)"]
+    assert "python/pkg/npu_fast_only.py" in ch["new_modules_removed"]
     # new keys no keep list names are removed by the allowlist: decided, unless kept signal code names one
     assert att["new_registry_keys"] == []
     assert result.decided["new_registry_keys"] == [
@@ -80,9 +90,9 @@ def test_regen_reports_each_category_and_needs_a_person(two_releases):
     assert not att["rules_whose_targets_vanished"]
     assert any("pkg.npu.**" in p and "matches no module" in p
                for p in result.warnings["removal_rules_with_nothing_to_remove"])
-    assert not result.ok  # is_tpu still needs a person
+    assert not result.ok  # apply and verify did not run
     report = json.loads(result.report.with_name(result.report.name[:-3] + ".json").read_text())
-    assert report["needs_attention"]["uncovered_platform_predicates"]
+    assert report["warnings"]["predicates_kept_as_runtime_checks"]
     assert report["decided"]["new_registry_keys"] and report["warnings"]["removal_rules_with_nothing_to_remove"]
     assert "## Decided by the rules" in result.report.read_text()
     assert result.report.name == "regen-v1-to-v2.md"  # git refs name the versions here

@@ -1,0 +1,36 @@
+"""The predicate table's platform vocabulary: a new release's `is_<platform>_*()` folds without a new rule."""
+
+from __future__ import annotations
+
+from shrinker.rules.predicates import PredicateTable
+from shrinker.rules.schema import Platform
+
+PLATFORM = Platform.model_validate({
+    "strings": {"strings": ["npu", "xpu", "hip", "aiter"], "reason": "other vendors"}, "methods": [], "packages": [],
+    "predicates": [{"name": "is_cuda", "value": True, "reason": "CUDA"},
+                   {"name": "*gfx9*", "value": False, "reason": "AMD GPUs"}],
+})
+
+
+def test_a_predicate_named_for_another_platform_is_false_when_called():
+    table = PredicateTable(PLATFORM)
+    for name in ("_is_xpu_available", "is_npu", "use_aiter_moe", "has_hip_graphs", "IS_HIP_CDNA"):
+        assert table.value(name, called=True) is False, name
+        assert "vocabulary" in table.rule_for(name).reason
+        assert table.written_rule_for(name) is None
+    # only calls: a bare name may be a variable or parameter holding anything
+    assert table.value("_is_xpu_available", called=False) is None
+
+
+def test_only_the_first_word_counts_and_written_rules_win():
+    table = PredicateTable(PLATFORM)
+    for name in ("is_cuda_or_hip", "is_not_npu", "is_mnnvl_fabric_device", "is_cpu", "npu_is_ready", "is_npux"):
+        assert table.rule_for(name) is None, name
+    assert table.value("is_cuda", called=True) is True
+    assert table.written_rule_for("is_gfx95_supported").reason == "AMD GPUs"
+
+
+def test_no_vocabulary_no_fallback():
+    table = PredicateTable(Platform.model_validate({"strings": {"strings": [], "reason": "none"}, "predicates": [],
+                                                    "methods": [], "packages": []}))
+    assert table.rule_for("is_npu_available") is None
