@@ -15,6 +15,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
 from shrinker import paths
 from shrinker.errors import ShrinkError
 from shrinker.plan.manifests import summarize, write_manifests
@@ -24,7 +27,9 @@ from shrinker.regen.signals import key_evidence
 from shrinker.rules.predicates import PredicateTable
 from shrinker.rules.load import load_rules
 from shrinker.upstream import fetch, load
+from shrinker.upstream.distributions import simple_files
 from shrinker.upstream.pin import read_pin
+from shrinker.upstream.spec import parse_spec
 
 
 @dataclass
@@ -56,6 +61,38 @@ def newest_on_pypi(name: str = "sglang") -> str:
     raise ShrinkError(f"could not ask PyPI for the newest {name} (no network?)")
 
 
+def pypi_releases(name: str) -> list[Version]:
+    """Every final release of `name` PyPI has a wheel of, oldest first (ShrinkError: PyPI unreachable)."""
+    versions = set()
+    for f in simple_files(name):
+        try:
+            if f["filename"].endswith(".whl") and not (v := parse_wheel_filename(f["filename"])[1]).is_prerelease:
+                versions.add(v)
+        except (InvalidWheelFilename, InvalidVersion):
+            continue
+    return sorted(versions)
+
+
+def check_target(pin_spec: str, to_spec: str) -> None:
+    """A PyPI target must be a release PyPI has, newer than the pin: else one line, exit 2."""
+    try:
+        old, new = parse_spec(pin_spec), parse_spec(to_spec)
+    except ValueError as exc:
+        raise ShrinkError(str(exc)) from None
+    if new.source != "pypi":
+        return
+    try:
+        wanted = Version(new.version)
+    except InvalidVersion:
+        raise ShrinkError(f"{to_spec}: {new.version!r} is not a version") from None
+    if old.source == "pypi" and old.name == new.name and wanted <= Version(old.version):
+        raise ShrinkError(f"{to_spec} is not newer than the pin {pin_spec}: regen follows upstream forward")
+    releases = pypi_releases(new.name)
+    if wanted not in releases:
+        newest = f"the newest is {releases[-1]}" if releases else "it lists no release"
+        raise ShrinkError(f"{to_spec}: PyPI has no release {new.version} of {new.name} ({newest})")
+
+
 def _decided(decisions) -> dict[str, bool]:
     return {d.path: d.keep for d in decisions}
 
@@ -78,6 +115,7 @@ def regen(to_spec: str | None = None, *, profile: str = "deepseek", adopt: bool 
     if pin is None:
         raise ShrinkError("no pin in upstream/UPSTREAM.toml: run `shrink upstream fetch` first")
     to_spec = to_spec or newest_on_pypi()
+    check_target(pin.spec, to_spec)
     rules = load_rules(profile)
     old_up = load(pin.spec)
     new_up = fetch(to_spec, with_kernel=with_kernel, pin=False)

@@ -134,3 +134,33 @@ def test_a_new_key_kept_code_names_is_a_question_with_the_rule_that_settles_it(t
     assert again.attention["new_registry_keys"] == []
     assert "attention_backends: newattn removed (not in the attention_backends keep list; confirmed by " \
            "[regen].confirmed_removed)" in again.decided["new_registry_keys"]
+
+
+def test_bad_targets_are_one_line_and_exit_2(monkeypatch):
+    import urllib.error
+
+    import shrinker.upstream.distributions as distributions
+    from shrinker.errors import ShrinkError
+    from shrinker.regen.run import check_target
+
+    files = [{"filename": f"sglang-{v}-py3-none-any.whl"} for v in ("0.5.16", "0.5.17", "0.5.23", "0.6.0rc1")]
+    monkeypatch.setattr(distributions, "_get", lambda url, headers=None: json.dumps({"files": files}).encode())
+    check_target("pypi:sglang==0.5.16", "pypi:sglang==0.5.17")  # a newer release PyPI has: fine
+    cases = {"pypi:sglang==0.5.99": "PyPI has no release 0.5.99 of sglang (the newest is 0.5.23)",
+             "pypi:sglang==0.5.14": "is not newer than the pin pypi:sglang==0.5.16",
+             "pypi:sglang==0.5.16": "is not newer than the pin",
+             "pypi:sglang==banana": "'banana' is not a version",
+             "sglang 0.5.17": "bad upstream spec"}
+    for spec, message in cases.items():
+        with pytest.raises(ShrinkError, match=message.replace("(", r"\(").replace(")", r"\)")) as err:
+            check_target("pypi:sglang==0.5.16", spec)
+        assert err.value.exit_code == 2 and "\n" not in str(err.value)
+
+    def offline(url, headers=None):
+        raise urllib.error.URLError("Name or service not known")
+
+    monkeypatch.undo()  # the real _get again, with no network below it
+    monkeypatch.setattr(distributions.urllib.request, "urlopen", lambda *a, **k: offline(a))
+    with pytest.raises(ShrinkError, match="PyPI unreachable") as err:
+        check_target("pypi:sglang==0.5.16", "pypi:sglang==0.5.17")
+    assert err.value.exit_code == 2
