@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from shrinker.paths import project_label
 from shrinker.verify.result import VerifyResult
 
 MAX_LISTED = 200  # findings/notes per check in the markdown (the JSON has all)
@@ -23,8 +24,8 @@ def render_markdown(result: VerifyResult) -> str:
     lines = [
         "# shrink verify",
         "",
-        f"- tree: `{result.tree}`",
-        f"- upstream: `{result.upstream_root}`",
+        f"- tree: `{project_label(result.tree)}`",
+        f"- upstream: `{project_label(result.upstream_root)}`",
         f"- result: **{status}**, {result.regressions} regressions, {result.seconds:.1f} s",
         "",
         "| check | result | counts | seconds |",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from shrinker.paths import project_label
+
 
 @dataclass
 class CheckResult:
@@ -46,8 +48,8 @@ class VerifyResult:
 
     def to_json(self) -> dict:
         return {
-            "tree": str(self.tree),
-            "upstream_root": str(self.upstream_root),
+            "tree": project_label(self.tree),  # relative to the project: reports carry no machine paths
+            "upstream_root": project_label(self.upstream_root),
             "passed": self.passed,
             "regressions": self.regressions,
             "seconds": round(self.seconds, 2),
