@@ -12,11 +12,15 @@ from pathlib import Path
 import git
 
 from shrinker.errors import ShrinkError
+from shrinker.upstream.fetch import FIXED_DATE
 
 BRANCH = "deepseek-only"
 _BATCH_SUBJECT = re.compile(r"^shrink: batch (\d+) ")
+# Fixed names and dates (as the upstream cache's commit has): the same batches give the same commit
+# hashes on every machine, so reports that name a work-tree commit are the same bytes too.
 AUTHOR = {"GIT_AUTHOR_NAME": "shrinker", "GIT_AUTHOR_EMAIL": "shrinker@localhost",
-          "GIT_COMMITTER_NAME": "shrinker", "GIT_COMMITTER_EMAIL": "shrinker@localhost"}
+          "GIT_COMMITTER_NAME": "shrinker", "GIT_COMMITTER_EMAIL": "shrinker@localhost",
+          "GIT_AUTHOR_DATE": FIXED_DATE, "GIT_COMMITTER_DATE": FIXED_DATE}
 
 
 def open_worktree(path: Path, upstream_root: Path, upstream_commit: str, *, reset: bool = False) -> git.Repo:
