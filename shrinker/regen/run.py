@@ -176,11 +176,11 @@ def _judge_new_keys(new_keys: dict[str, list[str]], removed: dict[str, set[str]]
             if key not in removed.get(reg, set()):
                 decided.append(f"{reg}: {key} kept (named by the {reg} keep rule)")
             elif (reg, key) in evidence and f"{reg}:{key}" not in confirmed:
-                questions.append(f"{reg}: {key} is removed, but kept code names it ({', '.join(evidence[reg, key])}); "
+                questions.append(f"{reg}: {key} is removed, but kept code selects it ({', '.join(evidence[reg, key])}); "
                                  f"settle with one line: add \"{key}\" to the {reg} keep list, or "
                                  f"\"{reg}:{key}\" to [regen].confirmed_removed")
             else:
-                why = "confirmed by [regen].confirmed_removed" if (reg, key) in evidence else "no kept signal code names it"
+                why = "confirmed by [regen].confirmed_removed" if (reg, key) in evidence else "no kept signal code selects it"
                 decided.append(f"{reg}: {key} removed (not in the {reg} keep list; {why})")
     return questions, decided
 

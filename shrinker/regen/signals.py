@@ -1,33 +1,85 @@
 """Evidence that a new upstream registry key needs a person: kept code that serves the kept
-architectures names it.
+architectures selects it.
 
 A registry's `keep` list is an allowlist, so a new key it does not name is removed by the rules
 already; regen reports that as decided. Only where a kept file matching the rules' `[regen]
-signal_paths` names the key as a string literal (`attention_backend = "newattn"` in ServerArgs'
-auto-selection, a parser name in a kept DeepSeek model) may the removal break a kept deployment:
-then a person is asked, with the lines that named it.
+signal_paths` *selects* the key may the removal break a kept deployment: the key's string is
+assigned (`self.attention_backend = "newattn"` in ServerArgs' auto-selection), returned (a default
+picker), a parameter default or a keyword argument's value, directly or as a branch of `x if c else
+y` / `a or b`. A key merely listed (CLI choices, a table of architectures) or compared
+(`if backend == "newattn":` validation) selects nothing. Then a person is asked, with the lines.
 """
 
 from __future__ import annotations
 
-import re
 from fnmatch import fnmatchcase
 from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+
+def _selected_strings(expr: cst.BaseExpression) -> list[cst.SimpleString]:
+    """The string literals an expression can evaluate to (through `if/else` and `or`)."""
+    if isinstance(expr, cst.SimpleString):
+        return [expr]
+    if isinstance(expr, cst.IfExp):
+        return _selected_strings(expr.body) + _selected_strings(expr.orelse)
+    if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+        return _selected_strings(expr.left) + _selected_strings(expr.right)
+    return []
+
+
+class _Selections(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, wanted: set[str]) -> None:
+        self.wanted = wanted
+        self.found: list[tuple[str, int]] = []  # (key, line)
+
+    def _take(self, expr: cst.BaseExpression | None) -> None:
+        for s in _selected_strings(expr) if expr is not None else []:
+            try:
+                value = s.evaluated_value
+            except Exception:  # a bytes or odd literal: not a key
+                continue
+            if isinstance(value, str) and value in self.wanted:
+                self.found.append((value, self.get_metadata(PositionProvider, s).start.line))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._take(node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._take(node.value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self._take(node.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._take(node.default)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._take(node.value)
 
 
 def key_evidence(tree: Path, kept_paths: set[str], signal_paths: list[str],
                  keys: dict[str, list[str]]) -> dict[tuple[str, str], list[str]]:
-    """(registry, key) -> up to three "path:line" places where a kept signal file names the key."""
+    """(registry, key) -> up to three "path:line" places where a kept signal file selects the key."""
     files = sorted(p for p in kept_paths if any(fnmatchcase(p, g) for g in signal_paths))
     wanted = {key for ks in keys.values() for key in ks}
-    if not files or not wanted:
-        return {}
-    literal = re.compile(r"""(["'])(""" + "|".join(map(re.escape, sorted(wanted, key=len, reverse=True))) + r")\1")
     places: dict[str, list[str]] = {}
-    for path in files:
-        for n, line in enumerate((tree / path).read_text(errors="replace").splitlines(), 1):
-            for m in literal.finditer(line):
-                found = places.setdefault(m.group(2), [])
-                if len(found) < 3:
-                    found.append(f"{path}:{n}")
+    for path in files if wanted else []:
+        text = (tree / path).read_text(errors="replace")
+        if not any(key in text for key in wanted):
+            continue
+        try:
+            wrapper = MetadataWrapper(cst.parse_module(text))
+        except cst.ParserSyntaxError:
+            continue
+        visitor = _Selections(wanted)
+        wrapper.visit(visitor)
+        for key, line in visitor.found:
+            if len(places.setdefault(key, [])) < 3:
+                places[key].append(f"{path}:{line}")
     return {(reg, key): places[key] for reg, ks in keys.items() for key in ks if key in places}

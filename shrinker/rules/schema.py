@@ -225,10 +225,11 @@ class Regen(_Strict):
     """What `shrink regen` takes as evidence that a new upstream name needs a person.
 
     A registry's `keep` list is an allowlist: a new key it does not name is removed and reported as
-    decided. Only when kept code in `signal_paths` names the key (as a string) is a person asked."""
+    decided. Only when kept code in `signal_paths` selects the key (assigns, returns or defaults to its
+    string) is a person asked."""
 
     signal_paths: list[str] = Field(default_factory=list,
-                                    description="Globs (tree paths): kept files whose text naming a new registry "
+                                    description="Globs (tree paths): kept files whose selecting a new registry "
                                                 "key is a reason to doubt its removal (the kept architectures' "
                                                 "modules, ServerArgs ...).")
     confirmed_removed: list[str] = Field(default_factory=list,
