@@ -23,7 +23,7 @@ from shrinker.errors import ShrinkError
 from shrinker.plan.manifests import summarize, write_manifests
 from shrinker.plan.run import analyse, plan_extra
 from shrinker.regen.predicates import uncovered_predicates
-from shrinker.regen.signals import key_evidence
+from shrinker.regen.signals import key_evidence, module_evidence
 from shrinker.rules.predicates import PredicateTable
 from shrinker.rules.load import load_rules
 from shrinker.upstream import fetch, load
@@ -132,8 +132,11 @@ def regen(to_spec: str | None = None, *, profile: str = "deepseek", adopt: bool 
     new_keys = {reg: sorted(keys - old_reach.registries.all_keys.get(reg, set()))
                 for reg, keys in new_reach.registries.all_keys.items()}
     kept_paths = {d.path for d in new_decisions if d.keep}
-    questions, decided = _judge_new_keys(new_keys, new_reach.registries.removed_keys,
-                                         key_evidence(new_up.root, kept_paths, rules.regen.signal_paths, new_keys),
+    evidence = key_evidence(new_up.root, kept_paths, rules.regen.signal_paths, new_keys)
+    scans = {r.name: r.package for r in rules.registries if r.kind == "module_scan"}
+    for pair, why in module_evidence(new_graph, scans, new_keys, rules.regen.signal_modules).items():
+        evidence.setdefault(pair, []).extend(why)
+    questions, decided = _judge_new_keys(new_keys, new_reach.registries.removed_keys, evidence,
                                          set(rules.regen.confirmed_removed))
     table = PredicateTable(rules.platform)
     folded = {n: u for n, u in fresh.items() if table.rule_for(n) is not None}
@@ -176,11 +179,11 @@ def _judge_new_keys(new_keys: dict[str, list[str]], removed: dict[str, set[str]]
             if key not in removed.get(reg, set()):
                 decided.append(f"{reg}: {key} kept (named by the {reg} keep rule)")
             elif (reg, key) in evidence and f"{reg}:{key}" not in confirmed:
-                questions.append(f"{reg}: {key} is removed, but kept code selects it ({', '.join(evidence[reg, key])}); "
+                questions.append(f"{reg}: {key} is removed, but kept code selects it or it belongs to a kept architecture ({', '.join(evidence[reg, key])}); "
                                  f"settle with one line: add \"{key}\" to the {reg} keep list, or "
                                  f"\"{reg}:{key}\" to [regen].confirmed_removed")
             else:
-                why = "confirmed by [regen].confirmed_removed" if (reg, key) in evidence else "no kept signal code selects it"
+                why = "confirmed by [regen].confirmed_removed" if (reg, key) in evidence else "no kept signal code selects it, no kept-architecture module registers it"
                 decided.append(f"{reg}: {key} removed (not in the {reg} keep list; {why})")
     return questions, decided
 

@@ -8,6 +8,10 @@ assigned (`self.attention_backend = "newattn"` in ServerArgs' auto-selection), r
 picker), a parameter default or a keyword argument's value, directly or as a branch of `x if c else
 y` / `a or b`. A key merely listed (CLI choices, a table of architectures) or compared
 (`if backend == "newattn":` validation) selects nothing. Then a person is asked, with the lines.
+
+A new architecture (a module-scan registry's key) is evidence of itself when the module that
+registers it is kept-architecture code or imports it (`[regen].signal_modules`: a DeepSeek V4 draft
+model in `models/deepseek_v4_dspark.py` importing `configs.deepseek_v4`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
+
+from shrinker.rules.patterns import pattern_matches
 
 
 def _selected_strings(expr: cst.BaseExpression) -> list[cst.SimpleString]:
@@ -83,3 +89,23 @@ def key_evidence(tree: Path, kept_paths: set[str], signal_paths: list[str],
             if len(places.setdefault(key, [])) < 3:
                 places[key].append(f"{path}:{line}")
     return {(reg, key): places[key] for reg, ks in keys.items() for key in ks if key in places}
+
+
+def module_evidence(g, scan_packages: dict[str, str], keys: dict[str, list[str]],
+                    signal_modules: list[str]) -> dict[tuple[str, str], list[str]]:
+    """(registry, key) -> why the module registering a new architecture ties it to the kept ones.
+
+    scan_packages: module-scan registry name -> the package whose modules' EntryClass are its keys."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for reg, package in scan_packages.items():
+        wanted = set(keys.get(reg, ()))
+        for module in sorted(m for m in g.facts if m.startswith(package + ".")):
+            facts = g.facts[module]
+            for key in sorted(wanted & set(facts.entry_class)):
+                if any(pattern_matches(p, module) for p in signal_modules):
+                    out.setdefault((reg, key), []).append(f"registered by {module}, a kept-architecture module")
+                    continue
+                tied = sorted({i.target for i in facts.imports if any(pattern_matches(p, i.target) for p in signal_modules)})
+                if tied:
+                    out.setdefault((reg, key), []).append(f"registered by {module}, which imports {', '.join(tied[:2])}")
+    return out

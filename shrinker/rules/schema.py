@@ -232,6 +232,10 @@ class Regen(_Strict):
                                     description="Globs (tree paths): kept files whose selecting a new registry "
                                                 "key is a reason to doubt its removal (the kept architectures' "
                                                 "modules, ServerArgs ...).")
+    signal_modules: list[str] = Field(default_factory=list,
+                                      description="Dotted module patterns of kept-architecture code: a new "
+                                                  "architecture registered by such a module, or by one importing "
+                                                  "it, is a reason to doubt its removal.")
     confirmed_removed: list[str] = Field(default_factory=list,
                                          description="`registry:key` entries a person ruled removed although kept "
                                                      "code names them (each settles one question).")

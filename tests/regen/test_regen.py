@@ -84,8 +84,8 @@ def test_regen_reports_each_category_and_needs_a_person(two_releases):
     # new keys no keep list names are removed by the allowlist: decided, unless kept signal code names one
     assert att["new_registry_keys"] == []
     assert result.decided["new_registry_keys"] == [
-        "attention_backends: newattn removed (not in the attention_backends keep list; no kept signal code selects it)",
-        "models: QwenForCausalLM removed (not in the models keep list; no kept signal code selects it)"]
+        "attention_backends: newattn removed (not in the attention_backends keep list; no kept signal code selects it, no kept-architecture module registers it)",
+        "models: QwenForCausalLM removed (not in the models keep list; no kept signal code selects it, no kept-architecture module registers it)"]
     # a removal rule with nothing left to remove is a warning, never a question
     assert not att["rules_whose_targets_vanished"]
     assert any("pkg.npu.**" in p and "matches no module" in p
@@ -119,23 +119,31 @@ def test_a_new_key_kept_code_names_is_a_question_with_the_rule_that_settles_it(t
     server.write_text(server.read_text() + '\nCHOICES = ["triton", "newattn"]\n\n\ndef pick(b):\n'
                       '    if b == "newattn":\n        return None\n    return b\n\n\n'
                       'DEFAULT_BACKEND = "newattn" if CHOICES else None\n')
+    # a new architecture whose module imports the kept one's code (a draft model of it): a question too
+    (two_releases / "python" / "pkg" / "models" / "draftx.py").write_text(
+        "from pkg.models.deepseek import DeepseekForCausalLM\n\n\nclass DraftX(DeepseekForCausalLM):\n"
+        "    pass\n\n\nEntryClass = DraftX\n")
+    _git(two_releases, "add", "-A")
     _git(two_releases, "commit", "-qam", "names newattn")
     _git(two_releases, "tag", "v3")
     result = regen(f"git+file://{two_releases}@v3", profile="mini", run_apply=False, jobs=1)
-    (question,) = result.attention["new_registry_keys"]
+    question, draft = result.attention["new_registry_keys"]
     n = server.read_text().splitlines().index('DEFAULT_BACKEND = "newattn" if CHOICES else None') + 1
-    assert question.startswith(f"attention_backends: newattn is removed, but kept code selects it (python/pkg/server.py:{n});")
+    assert question.startswith("attention_backends: newattn is removed, but kept code selects it or it belongs to a "
+                               f"kept architecture (python/pkg/server.py:{n});")
+    assert draft.startswith("models: DraftX is removed, but kept code selects it or it belongs to a kept architecture "
+                            "(registered by pkg.models.draftx, which imports pkg.models.deepseek);")
     assert 'add "newattn" to the attention_backends keep list, or "attention_backends:newattn" to ' \
            "[regen].confirmed_removed" in question
     assert result.decided["new_registry_keys"] == [
-        "models: QwenForCausalLM removed (not in the models keep list; no kept signal code selects it)"]
+        "models: QwenForCausalLM removed (not in the models keep list; no kept signal code selects it, no kept-architecture module registers it)"]
     # the one line a person writes settles it: the next run decides it
     rules = two_releases.parent / "proj" / "rules" / "mini.toml"
     rules.write_text(rules.read_text().replace('signal_paths = ["python/pkg/server.py"]',
                                                'signal_paths = ["python/pkg/server.py"]\n'
                                                'confirmed_removed = ["attention_backends:newattn"]'))
     again = regen(f"git+file://{two_releases}@v3", profile="mini", run_apply=False, jobs=1)
-    assert again.attention["new_registry_keys"] == []
+    assert [q.split(" is removed")[0] for q in again.attention["new_registry_keys"]] == ["models: DraftX"]
     assert "attention_backends: newattn removed (not in the attention_backends keep list; confirmed by " \
            "[regen].confirmed_removed)" in again.decided["new_registry_keys"]
 
