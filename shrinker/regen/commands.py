@@ -37,5 +37,9 @@ def register(app: typer.Typer) -> None:
             for item in items[:10]:
                 out.print(f"  {item}", markup=False)
         out.print(f"parse cache hits {100 * result.cache_hit_rate:.0f} % · report {result.report}")
-        if not result.ok:
+        if any(result.attention.values()):
             raise CheckFailed("regen needs a person: see the report")
+        if not result.ok:  # nothing to ask, but no verified tree either
+            raise CheckFailed("nothing needs a person, but the new release is not verified: "
+                              + ("apply and verify were not run (--no-apply)" if not result.apply_run
+                                 else "apply or verify failed (see the report)"))

@@ -209,7 +209,7 @@ def write_regen_report(result: RegenResult, profile: str, old: str, new: str) ->
             "decided": result.decided, "warnings": result.warnings}
     js.write_text(json.dumps(data, indent=1) + "\n")
     lines = [f"# Regen {result.from_spec} → {result.to_spec}", "",
-             f"Verdict: **{'OK' if result.ok else 'needs a person'}** — "
+             f"Verdict: **{'OK' if result.ok else 'needs a person' if any(result.attention.values()) else 'not verified'}** — "
              + (f"apply {'passed' if result.apply_ok else 'did not pass'}, verify {'passed' if result.verify_ok else 'did not pass'}"
                 if result.apply_run else "apply and verify not run (--no-apply, or rules need a person first)")
              + f"; parse cache hits "
