@@ -13,10 +13,9 @@ import re
 import libcst as cst
 
 from shrinker.graph.build import ImportGraph
-from shrinker.rules.predicates import PredicateTable
+from shrinker.rules.predicates import PREDICATE_NAME, PredicateTable
 from shrinker.rules.schema import Rules
 
-_CANDIDATE = re.compile(r"^_?(is|use|has)_\w+$")
 
 
 def _predicate_defs(source: str) -> dict[str, int]:
@@ -47,7 +46,7 @@ def uncovered_predicates(g: ImportGraph, kept: set[str], rules: Rules) -> dict[s
         if any(name in known and n == 0 for name, n in defs.items()):
             homes.append(defs)
     candidates = {name for defs in homes for name, n in defs.items()
-                  if n == 0 and _CANDIDATE.match(name) and table.written_rule_for(name) is None}
+                  if n == 0 and PREDICATE_NAME.match(name) and table.written_rule_for(name) is None}
     if not candidates:
         return {}
     pattern = re.compile(r"\bif\s+(?:not\s+)?[\w.]*\b(" + "|".join(map(re.escape, sorted(candidates))) + r")\(\)")

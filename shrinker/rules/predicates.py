@@ -15,8 +15,9 @@ import libcst as cst
 from shrinker.rules.patterns import pattern_matches
 from shrinker.rules.schema import Feature, FeatureValue, Platform, Predicate
 
-# `is_xpu_available()`, `_is_npu()`, `use_aiter_moe()`: a predicate whose first word names a platform.
-_NAMED_PREDICATE = re.compile(r"^_?(?:is|use|has)_([a-z0-9]+)(?:_|$)", re.IGNORECASE)
+# What a predicate's name looks like (`is_npu`, `_use_aiter_moe`, `has_amx`); group 1: its first word,
+# which names the platform when it is one of the vocabulary's.
+PREDICATE_NAME = re.compile(r"^_?(?:is|use|has)_([a-z0-9]+)(?:_\w*)?$", re.IGNORECASE)
 
 
 class MethodNames:
@@ -93,7 +94,7 @@ class PredicateTable:
         ([platform.strings]: `is_xpu_available()`, `use_aiter_moe()`) is False on CUDA, as `is_xpu()`
         is: a new release's new platform check needs no new rule. Only the first word counts
         (`is_cuda_or_hip()`, `is_not_npu()` stay unknown), and only calls (a bare name may be a variable)."""
-        m = _NAMED_PREDICATE.match(name)
+        m = PREDICATE_NAME.match(name)
         word = m.group(1).lower() if m else ""
         if not word or not frozenset.__contains__(self.strings, word):
             return None
