@@ -104,9 +104,13 @@ def output_hashes(root: Path, profile: str = "deepseek") -> dict:
     """What `make plan` must give byte for byte on every machine: the work tree's git tree object,
     the manifests and the requirements report (sha256 over each folder's files, by relative path)."""
     import hashlib
-    import tomllib
 
-    version = tomllib.loads((root / "upstream" / "UPSTREAM.toml").read_text())["version"]
+    from shrinker.upstream.pin import read_pin
+
+    pin = read_pin(root / "upstream" / "UPSTREAM.toml")
+    if pin is None:
+        raise SystemExit(f"{root}: no upstream/UPSTREAM.toml")
+    version = pin.version
     work = root / "build" / f"{profile}-v{version}"
     tree = subprocess.run(["git", "-C", str(work), "rev-parse", "HEAD^{tree}"], capture_output=True, text=True)
 

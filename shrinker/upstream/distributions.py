@@ -20,7 +20,6 @@ import inspect
 import io
 import json
 import os
-import threading
 import tomllib
 import urllib.error
 import urllib.request
@@ -348,7 +347,6 @@ def build_index(name: str, version: str, declared: list[Requirement], target: di
     cutoff = release_cutoff(name, version)
     ranks = {t: i for i, t in enumerate(target_tags(target))}
     dists: dict[str, DistInfo] = {}
-    lock = threading.Lock()
 
     def resolve(item: tuple[str, list[SpecifierSet]]) -> DistInfo:
         dist, specs = item
@@ -373,9 +371,8 @@ def build_index(name: str, version: str, declared: list[Requirement], target: di
             todo = sorted(((n, sorted(s, key=str)) for n, (s, _) in layer.items() if n not in dists),
                           key=lambda t: t[0])
             log(f"distribution index, layer {depth}: {len(todo)} distributions")
-            for info in pool.map(resolve, todo):
-                with lock:
-                    dists[info.name] = info
+            for info in pool.map(resolve, todo):  # results come back here, in order: no lock needed
+                dists[info.name] = info
             for n, (_, extras) in layer.items():
                 extras_of.setdefault(n, set()).update(extras)
             nxt: dict[str, tuple[list[SpecifierSet], set[str]]] = {}
