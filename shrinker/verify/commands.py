@@ -96,7 +96,7 @@ def register(app: typer.Typer) -> None:
         upstream: Optional[Path] = typer.Option(None, "--upstream", help="Upstream tree (default: the pinned upstream)."),
         jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="Parallel workers."),
         no_reuse: bool = typer.Option(False, "--no-reuse", help="Re-import every module instead of reusing upstream results for unchanged import closures."),
-        no_bases: bool = typer.Option(False, "--no-bases", help="Import every pruned module from scratch instead of forking from shared bases (slower; same outcomes)."),
+        no_bases: bool = typer.Option(False, "--no-bases", help="Import every module of both trees from scratch instead of forking from shared bases (slower; same outcomes)."),
         only: Optional[list[str]] = typer.Option(None, "--only", help="Limit the import check to modules under this prefix (repeatable)."),
         report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="Where verify.json/md go (default: reports/<profile>/v<version>)."),
         no_report: bool = typer.Option(False, "--no-report", help="Write no report files."),

@@ -28,6 +28,8 @@ class ImportRef:
     names: list[str] | None  # `from module import names`; None for `import module`
     guard: str  # "" | "try" (try/except ImportError) | "type_checking"
     in_function: bool
+    # at module level and outside every if/try/loop/with/match: runs whenever the body gets that far
+    certain: bool = False
 
 
 @dataclass
@@ -204,6 +206,7 @@ class _ImportCollector(ast.NodeVisitor):
         self.package = package
         self.guard = ""
         self.depth = 0
+        self.branches = 0  # compound statements around the import (if/try/for/while/with/match)
 
     def _with_guard(self, guard: str, nodes: list[ast.AST]) -> None:
         saved = self.guard
@@ -213,18 +216,33 @@ class _ImportCollector(ast.NodeVisitor):
         self.guard = saved
 
     def visit_Try(self, node: ast.Try) -> None:
+        self.branches += 1
         guarded = any(_catches_import_error(h) for h in node.handlers)
         self._with_guard("try" if guarded else "", node.body)
         for n in [*node.handlers, *node.orelse, *node.finalbody]:
             self.visit(n)
+        self.branches -= 1
 
     visit_TryStar = visit_Try
 
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
+        self.branches += 1
         self._with_guard("type_checking" if _is_type_checking(node.test) else "", node.body)
         for n in node.orelse:
             self.visit(n)
+        self.branches -= 1
+
+    def _branch(self, node: ast.AST) -> None:
+        self.branches += 1
+        self.generic_visit(node)
+        self.branches -= 1
+
+    visit_For = visit_AsyncFor = visit_While = visit_With = visit_AsyncWith = visit_Match = _branch
+
+    def _ref(self, line: int, module: str, names: list[str] | None) -> ImportRef:
+        certain = self.depth == 0 and self.branches == 0
+        return ImportRef(line, module, names, self.guard, self.depth > 0, certain)
 
     def _function(self, node: ast.AST) -> None:
         self.depth += 1
@@ -235,7 +253,7 @@ class _ImportCollector(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         for a in node.names:
-            self.facts.imports.append(ImportRef(node.lineno, a.name, None, self.guard, self.depth > 0))
+            self.facts.imports.append(self._ref(node.lineno, a.name, None))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
@@ -250,4 +268,4 @@ class _ImportCollector(ast.NodeVisitor):
             if self.depth == 0:
                 self.facts.star_imports.append(module)
             names = []
-        self.facts.imports.append(ImportRef(node.lineno, module, names, self.guard, self.depth > 0))
+        self.facts.imports.append(self._ref(node.lineno, module, names))

@@ -1,5 +1,5 @@
-"""Shared bases for the pruned import check: tree modules a fork server imports once, so the children
-that import a module on top of one skip that part of its closure.
+"""Shared bases for the import check: tree modules a fork server imports once, so the children that
+import a module on top of one skip that part of its closure.
 
 Most of a module's import time is the tree's own closure (layers, server args, memory pools ...),
 shared by hundreds of modules. A base B is used for a module M only when
@@ -14,6 +14,12 @@ The bases are picked from upstream's recorded closures (no names to configure): 
 whose closure most modules contain, weighted by its size. The caller re-runs fresh any based result
 that disagrees with upstream's, so a base can never create a regression nor hide a difference that
 shows up as a failure.
+
+Upstream's own run has no recorded closures yet: its bases come from the closures its source makes
+certain (certain_closures: module-level imports outside any if/try/loop/with, and parent packages),
+so a base B is used for M only when M's own first lines import B anyway. What the caller reports
+stays what a fresh process gives: every upstream import that fails on a base is re-run fresh, and
+so is upstream's side of every regression (a pruned failure where based upstream passed).
 """
 
 from __future__ import annotations
@@ -128,5 +134,56 @@ def assign_bases(modules: Sequence[str], upstream_closures: Mapping[str, frozens
                     continue
                 if m not in cb and cb <= cm and (not best or len(cb) > len(base_closures[best])):
                     best = b
+        out[m] = best
+    return out
+
+
+def certain_closures(facts: Mapping, modules: Sequence[str], targets: Sequence[str]) -> dict[str, frozenset[str]]:
+    """target -> the tree modules its import certainly loads (itself included): its parent packages
+    and, transitively, the `certain` imports of each (facts.ImportRef.certain; `from X import n`
+    counts X.n when that is a module). `facts`: module -> FileFacts; `modules`: every tree module."""
+    known = set(modules)
+    edges: dict[str, set[str]] = {}
+
+    def add(src: str, dst: str) -> None:
+        parts = dst.split(".")
+        for i in range(1, len(parts) + 1):
+            name = ".".join(parts[:i])
+            if name in known and name != src:
+                edges.setdefault(src, set()).add(name)
+
+    for m in known:
+        add(m, m.rpartition(".")[0])
+        f = facts.get(m)
+        for ref in f.imports if f is not None else ():
+            if not ref.certain or ref.guard:
+                continue
+            add(m, ref.module)
+            for n in ref.names or ():
+                if f"{ref.module}.{n}" in known:
+                    add(m, f"{ref.module}.{n}")
+    out = {}
+    for t in targets:
+        seen, todo = {t}, [t]
+        while todo:
+            for dst in edges.get(todo.pop(), ()):
+                if dst not in seen:
+                    seen.add(dst)
+                    todo.append(dst)
+        out[t] = frozenset(seen)
+    return out
+
+
+def assign_certain(modules: Sequence[str], certain: Mapping[str, frozenset[str]],
+                   base_closures: Mapping[str, frozenset[str]]) -> dict[str, str]:
+    """module -> the largest base its import certainly loads anyway ('' = none); `base_closures`:
+    the bases that imported in a fresh process, with what they loaded."""
+    out: dict[str, str] = {}
+    for m in modules:
+        cm = certain.get(m, frozenset())
+        best = ""
+        for b, cb in base_closures.items():
+            if b != m and b in cm and m not in cb and (not best or len(cb) > len(base_closures[best])):
+                best = b
         out[m] = best
     return out

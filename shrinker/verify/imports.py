@@ -10,7 +10,10 @@ imports each in a fresh process first (a broken base is reported like any module
 then forks each module's child from a server that imported the largest base whose pruned closure its
 own upstream import loaded anyway and that its pruned module-level imports still reach; a based
 result that differs from upstream's is re-run fresh.
-Upstream always runs fresh (its cache keeps its meaning). `bases=False`: the slow path.
+Upstream (run_upstream_on_bases) has no recorded closures yet: its bases come from the imports its
+source makes certain, and every upstream failure on a base is re-run fresh, as is upstream's side of
+every regression, so what a finding rests on is always a fresh import on both sides (a based upstream
+pass that a fresh import would fail can only hide a "fixed" note). `bases=False`: the slow path.
 
 Mode: with a `pretend` spec (verify data [pretend]) both trees import as on that NVIDIA GPU
 (probes/pretend_cuda.py): the pruned tree is CUDA-only, so on a CPU machine it could only be compared
@@ -45,7 +48,8 @@ from shrinker import paths
 from shrinker.console import console, progress
 from shrinker.verify.env import VerifyEnv
 from shrinker.verify.factcache import tree_facts
-from shrinker.verify.import_bases import assign_bases, choose_bases, static_importers
+from shrinker.verify.import_bases import (assign_bases, assign_certain, certain_closures, choose_bases,
+                                          static_importers)
 from shrinker.verify.tree import IMPORT_ROOTS, SourceTree, content_hash
 
 WORKER = Path(__file__).parent / "probes" / "import_worker.py"
@@ -65,7 +69,7 @@ BASE_TASK_SIZE = 48  # one base import serves about this many modules (the base'
 RETRY_FACTOR = 5
 # Bump when the worker's (or pretend_cuda's) results change meaning (not for scheduling changes):
 # keys the upstream cache.
-HARNESS_VERSION = 3
+HARNESS_VERSION = 4
 
 
 @dataclass
@@ -78,6 +82,7 @@ class ImportOutcome:
     files: list[str] = field(default_factory=list)  # tree-relative files the import opened
     dirs: list[str] = field(default_factory=list)  # tree-relative folders it listed
     reused: bool = False
+    base: str = ""  # the base its child forked from ('' = a fresh process)
 
     @property
     def ok(self) -> bool:
@@ -238,7 +243,7 @@ def run_imports(tree: SourceTree, env: VerifyEnv, modules: list[str], *, jobs: i
             outcome = ImportOutcome(module=data["module"], status=data["status"],
                                     seconds=data.get("seconds", 0.0), error=data.get("error", ""),
                                     loaded=data.get("loaded", []), files=data.get("files", []),
-                                    dirs=data.get("dirs", []))
+                                    dirs=data.get("dirs", []), base=(bases or {}).get(data["module"], ""))
             results[outcome.module] = outcome  # a re-run (parent package failed) replaces the first
             if outcome.module not in seen:
                 seen.add(outcome.module)
@@ -276,36 +281,77 @@ def upstream_cache_file(commit: str, env: VerifyEnv, timeout: float, pretend: di
     return paths.cache_dir() / "verify" / name
 
 
-def upstream_results(upstream: SourceTree, commit: str | None, env: VerifyEnv, modules: list[str], *,
-                     jobs: int = 2, timeout: float = 60.0,
-                     pretend: dict | None = None) -> tuple[dict[str, ImportOutcome], int]:
-    """Upstream outcomes for `modules` (cached per commit and mode when `commit` is given); (results, newly run)."""
-    cache_path = upstream_cache_file(commit, env, timeout, pretend) if commit else None
-    cached: dict[str, dict] = {}
-    if cache_path and cache_path.exists():
-        try:
-            cached = json.loads(cache_path.read_text())
-        except ValueError:
-            cached = {}
-    wanted = [m for m in modules if upstream.has(m)]
-    todo = [m for m in wanted if m not in cached]
-    fresh = run_imports(upstream, env, todo, jobs=jobs, timeout=timeout, label="importing upstream",
-                        pretend=pretend) if todo else {}
-    for m, outcome in fresh.items():
-        cached[m] = asdict(outcome)
-    if cache_path and fresh:
-        cache_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(cached, separators=(",", ":")))
-        os.replace(tmp, cache_path)
-        for stale in cache_path.parent.glob(f"imports-{commit[:12]}-{mode_name(pretend)}-*.json"):  # other envs'
-            if stale != cache_path:
+class _UpstreamCache:
+    """Upstream outcomes per module, one file per upstream commit, mode and harness."""
+
+    def __init__(self, commit: str | None, env: VerifyEnv, timeout: float, pretend: dict | None) -> None:
+        self.commit, self.pretend = commit, pretend
+        self.path = upstream_cache_file(commit, env, timeout, pretend) if commit else None
+        self.entries: dict[str, dict] = {}
+        if self.path and self.path.exists():
+            try:
+                self.entries = json.loads(self.path.read_text())
+            except ValueError:
+                self.entries = {}
+
+    def update(self, fresh: dict[str, ImportOutcome]) -> None:
+        for m, outcome in fresh.items():
+            self.entries[m] = asdict(outcome)
+        if not self.path or not fresh:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.entries, separators=(",", ":")))
+        os.replace(tmp, self.path)
+        for stale in self.path.parent.glob(f"imports-{self.commit[:12]}-{mode_name(self.pretend)}-*.json"):
+            if stale != self.path:  # other environments'
                 stale.unlink(missing_ok=True)
-    results = {m: ImportOutcome(**cached[m]) for m in wanted}
+
+
+def run_upstream_on_bases(tree: SourceTree, env: VerifyEnv, modules: list[str], **run) -> dict[str, ImportOutcome]:
+    """run_imports for upstream with shared bases picked from the closures its source makes certain
+    (import_bases.certain_closures); every import that fails on a base is re-run fresh, so upstream's
+    failures are always what a fresh process gives (compare_imports re-runs its side of a regression)."""
+    certain = certain_closures(tree_facts(tree), list(tree.modules), modules)
+    picks = choose_bases(certain, modules, modules)
+    if not picks:
+        return run_imports(tree, env, modules, label="importing upstream", **run)
+    out = run_imports(tree, env, picks, label="importing upstream (bases)", **run)
+    base_closures = {b: frozenset(out[b].loaded) for b in picks if out[b].ok}
+    rest = [m for m in modules if m not in out]
+    assigned = assign_certain(rest, certain, base_closures)
+    out.update(run_imports(tree, env, rest, label="importing upstream", bases=assigned, **run))
+    again = [m for m in rest if out[m].base and not out[m].ok]
+    if again:
+        out.update(run_imports(tree, env, again, label="importing upstream (failures, fresh)", **run))
+    return out
+
+
+def upstream_results(upstream: SourceTree, commit: str | None, env: VerifyEnv, modules: list[str], *,
+                     jobs: int = 2, timeout: float = 60.0, pretend: dict | None = None,
+                     bases: bool = True) -> tuple[dict[str, ImportOutcome], int]:
+    """Upstream outcomes for `modules` (cached per commit and mode when `commit` is given); (results, newly run)."""
+    cache = _UpstreamCache(commit, env, timeout, pretend)
+    wanted = [m for m in modules if upstream.has(m)]
+    todo = [m for m in wanted if m not in cache.entries]
+    run = dict(jobs=jobs, timeout=timeout, pretend=pretend)
+    if todo:
+        cache.update(run_upstream_on_bases(upstream, env, todo, **run) if bases else run_imports(
+            upstream, env, todo, label="importing upstream", **run))
+    results = {m: ImportOutcome(**cache.entries[m]) for m in wanted}
     for m in modules:
         if m not in results:
             results[m] = ImportOutcome(m, "missing", error="not in upstream")
     return results, len(todo)
+
+
+def confirm_upstream(upstream: SourceTree, commit: str | None, env: VerifyEnv, modules: list[str], *,
+                     jobs: int = 2, timeout: float = 60.0, pretend: dict | None = None) -> dict[str, ImportOutcome]:
+    """Fresh upstream outcomes for `modules` (their cached ones were based), written to the cache."""
+    fresh = run_imports(upstream, env, modules, jobs=jobs, timeout=timeout, pretend=pretend,
+                        label="importing upstream (regressions, fresh)")
+    _UpstreamCache(commit, env, timeout, pretend).update(fresh)
+    return fresh
 
 
 # ---------------------------------------------------------------------------------------------
@@ -438,9 +484,11 @@ def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *,
                     jobs: int = 2, timeout: float = 60.0, reuse: bool = True,
                     only: Sequence[str] | None = None, needs_cuda: Sequence[str] = (),
                     pretend: dict | None = None, bases: bool = True) -> ImportComparison:
-    """`bases`: pruned modules fork from shared bases (run_on_bases); upstream always runs fresh."""
+    """`bases`: both trees' modules fork from shared bases (run_upstream_on_bases, run_on_bases);
+    what a finding or note rests on is re-run fresh."""
     modules = importable_modules(pruned, only)
-    up, n_run = upstream_results(upstream, commit, env, modules, jobs=jobs, timeout=timeout, pretend=pretend)
+    up, n_run = upstream_results(upstream, commit, env, modules, jobs=jobs, timeout=timeout, pretend=pretend,
+                                 bases=bases)
     todo = list(modules)
     pruned_out: dict[str, ImportOutcome] = {}
     if reuse:
@@ -477,6 +525,10 @@ def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *,
         pruned_out.update(fresh)
     if cache and fresh:
         cache.save(fresh)
+    # A regression is upstream passing where pruned fails: upstream's side must be a fresh import too.
+    based = [m for m in modules if up[m].ok and up[m].base and not pruned_out[m].ok]
+    if based:
+        up.update(confirm_upstream(upstream, commit, env, based, jobs=jobs, timeout=timeout, pretend=pretend))
     cmp = ImportComparison(modules=len(modules), upstream_run=n_run, pruned=pruned_out, upstream=up,
                            cached=len(hits) if cache else 0)
     for m in modules:

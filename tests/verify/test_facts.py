@@ -28,3 +28,29 @@ def test_without_future_annotations_a_parameter_annotation_counts() -> None:
 def test_string_annotations_are_not_evaluated() -> None:
     source = b'class S:\n    runner: "Decode | CPUGraphRunner | None"\n    x = Missing\n'
     assert extract(source, "m", False, frozenset()).undefined == [(3, "UndefinedName", "Missing")]
+
+
+def test_certain_imports_are_module_level_outside_every_branch() -> None:
+    source = b'''import a
+from b import c
+if flag:
+    import d
+try:
+    import e
+except ImportError:
+    pass
+for _ in ():
+    import f
+with ctx:
+    import g
+
+
+def later():
+    import h
+
+
+class K:
+    import i
+'''
+    refs = {r.module: r.certain for r in extract(source, "m", False, frozenset()).imports}
+    assert refs == {"a": True, "b": True, "d": False, "e": False, "f": False, "g": False, "h": False, "i": True}

@@ -315,3 +315,56 @@ def test_tasks_on_one_base_share_its_import_in_chunks(monkeypatch):
     assert all(t["base"] == "p.core" for t in based)
     assert sorted(m for t in tasks for m in t["modules"]) == sorted(mods)
     assert [t["modules"] for t in tasks if not t.get("base")] == [["q.free"]]
+
+
+# Upstream on bases (run_upstream_on_bases): bases from the imports its source makes certain
+
+def _labels(monkeypatch) -> list:
+    from shrinker.verify import imports
+
+    labels: list = []
+    real = imports.run_imports
+    monkeypatch.setattr(imports, "run_imports", lambda *a, **k: labels.append(k.get("label")) or real(*a, **k))
+    return labels
+
+
+def test_upstream_runs_on_bases_with_the_fresh_path_s_outcomes(trees, fake_env, monkeypatch):
+    _low_thresholds(monkeypatch)
+    labels = _labels(monkeypatch)
+    upstream, pruned = trees
+    args = (SourceTree.load(pruned), SourceTree.load(upstream), fake_env)
+    fresh = compare_imports(*args, commit=None, reuse=False, bases=False)
+    based = compare_imports(*args, commit=None, reuse=False)
+    assert "importing upstream (bases)" in labels
+    assert any(o.base for o in based.upstream.values())
+    assert {m: o.status for m, o in based.upstream.items()} == {m: o.status for m, o in fresh.upstream.items()}
+
+
+PRELOADED = ("import sys\nassert 'sglang.srt.utils.common' {} sys.modules, 'order'\n"
+             "import sglang.srt.utils.common  # noqa: F401\n")
+
+
+def test_an_upstream_failure_on_a_base_is_re_run_fresh(trees, fake_env, monkeypatch):
+    """Fails only when its base is already loaded: upstream's failures are always fresh results."""
+    _low_thresholds(monkeypatch)
+    labels = _labels(monkeypatch)
+    upstream, pruned = trees
+    for root in trees:
+        (root / "python/sglang/srt/models/first_import.py").write_text(PRELOADED.format("not in"))
+    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None, reuse=False)
+    assert "importing upstream (failures, fresh)" in labels
+    assert cmp.upstream["sglang.srt.models.first_import"].ok
+    assert not cmp.upstream["sglang.srt.models.first_import"].base
+
+
+def test_upstream_s_side_of_a_regression_is_confirmed_fresh(trees, fake_env, monkeypatch):
+    """Passes only on its base (fresh, it fails): pruning breaks it too, which is no regression."""
+    _low_thresholds(monkeypatch)
+    labels = _labels(monkeypatch)
+    upstream, pruned = trees
+    (upstream / "python/sglang/srt/models/first_import.py").write_text(PRELOADED.format("in"))
+    (pruned / "python/sglang/srt/models/first_import.py").write_text(PRELOADED.format("in") + "raise ValueError\n")
+    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None, reuse=False)
+    assert "importing upstream (regressions, fresh)" in labels
+    assert not cmp.upstream["sglang.srt.models.first_import"].ok
+    assert not any("first_import" in f for f in cmp.regressions)
