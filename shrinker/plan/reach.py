@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from shrinker.graph.build import ImportGraph
 from shrinker.plan.registries import Problems, RegistryView, apply_registries
+from shrinker.plan.roots import Move
 from shrinker.rules.patterns import pattern_matches
 from shrinker.rules.predicates import MethodNames, PredicateTable, evaluate_source
 from shrinker.rules.schema import ModuleRule, Rules
@@ -46,6 +47,7 @@ class Reach:
     registries: RegistryView = field(default_factory=RegistryView)
     rule_problems: list[str] = field(default_factory=list)  # lenient runs only (regen)
     rule_warnings: list[str] = field(default_factory=list)  # removal rules with nothing left to remove
+    moves: dict[str, Move] = field(default_factory=dict)  # roots gone, followed to their successors
 
 
 def _cached_names(rules: Rules, field: str) -> MethodNames:
@@ -113,9 +115,9 @@ def record_dead(record: dict, importer: str, view: RegistryView, table: Predicat
     return None
 
 
-def _check_roots(g: ImportGraph, rules: Rules, problems: Problems) -> None:
+def _check_roots(g: ImportGraph, rules: Rules, problems: Problems, moves: dict[str, Move]) -> None:
     for root in rules.roots:
-        if root.module not in g.module_path:
+        if root.module not in g.module_path and root.module not in moves:
             near = difflib.get_close_matches(root.module, sorted(g.module_path), n=3, cutoff=0.6)
             problems(f"unknown root {root.module!r} (closest: {', '.join(near) or 'none close'})")
     for kind, rule_list in (("remove", rules.remove), ("keep", rules.keep)):
@@ -126,13 +128,16 @@ def _check_roots(g: ImportGraph, rules: Rules, problems: Problems) -> None:
                     f"rule {kind}[{i}] {rule.pattern} matches no module upstream")
 
 
-def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True) -> Reach:
-    """strict: a rule naming what upstream lacks is an error; else it is listed in rule_problems."""
+def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True,
+                  moves: dict[str, Move] | None = None) -> Reach:
+    """strict: a rule naming what upstream lacks is an error; else it is listed in rule_problems.
+    `moves`: roots gone from this release with their successors (roots.py), followed and warned."""
+    moves = moves or {}
     problems = Problems(strict)
-    _check_roots(g, rules, problems)
+    _check_roots(g, rules, problems, moves)
     table, features = PredicateTable(rules.platform), feature_table(rules)
     view = apply_registries(g, rules, problems)
-    reach = Reach(registries=view, rule_problems=problems.found, rule_warnings=problems.warnings)
+    reach = Reach(registries=view, rule_problems=problems.found, rule_warnings=problems.warnings, moves=moves)
 
     # `keep` rules are the exceptions to `remove` rules (shared plumbing inside a removed folder);
     # the packages above a kept module stay too, since importing it runs them.
@@ -163,6 +168,8 @@ def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True) -> Reach
     for root in rules.roots:
         if root.module in g.module_path:
             keep(root.module, "root", f"root: {root.reason}")
+        elif root.module in moves:
+            keep(moves[root.module].successor, "root", f"root: {root.reason} ({moves[root.module].note()})")
     for module in sorted(g.module_path):
         hit = first_rule(rules.keep, module)
         if hit:

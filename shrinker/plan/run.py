@@ -15,6 +15,7 @@ from shrinker.plan.batches import BatchPlan, make_batches
 from shrinker.plan.decide import decide
 from shrinker.plan.manifests import summarize, write_manifests
 from shrinker.plan.reach import Reach, compute_reach
+from shrinker.plan.roots import root_moves
 from shrinker.rules.load import load_rules
 from shrinker.rules.parameters import check_parameters
 from shrinker.rules.schema import Rules
@@ -34,11 +35,13 @@ class PlanResult:
     seconds: float
 
 
-def analyse(upstream: Upstream, rules: Rules, *, jobs: int = 2,
-            strict: bool = True) -> tuple[ImportGraph, Reach, list[Decision], list[BatchPlan]]:
-    """The whole decision without writing anything (regen and tests use it on other trees)."""
+def analyse(upstream: Upstream, rules: Rules, *, jobs: int = 2, strict: bool = True,
+            previous: ImportGraph | None = None) -> tuple[ImportGraph, Reach, list[Decision], list[BatchPlan]]:
+    """The whole decision without writing anything (regen and tests use it on other trees).
+    `previous`: the release before (regen): a root this one lacks follows its successor there."""
     graph = build_graph(upstream.root, jobs=jobs)
-    reach = compute_reach(graph, rules, strict=strict)
+    moves = root_moves(previous, graph, [r.module for r in rules.roots]) if previous is not None else None
+    reach = compute_reach(graph, rules, strict=strict, moves=moves)
     decisions, _ = decide(graph, reach, rules)
     batches = make_batches(graph, reach, rules, decisions)
     return graph, reach, decisions, batches

@@ -1,9 +1,9 @@
-"""`shrink regen --to SPEC`: follow an upstream release.
+"""One regen step: follow upstream from one release to the next.
 
 Fetch the new release, plan it with the current rules (leniently: a rule whose target vanished is
-reported, not fatal), diff against the plan of the pinned release, apply every batch to a fresh work
-tree and verify it, then write reports/<profile>/regen-<from>-to-<to>.{md,json}.
-Exit 0 only when verification passes and nothing needs a person; `--adopt` moves the pin.
+reported, not fatal), diff against the plan of the release before it, apply every batch to a fresh
+work tree and verify it, then write reports/<profile>/v<new>/regen.{md,json}. walk.py runs one step
+per release between the pin and the target.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from shrinker.regen.predicates import uncovered_predicates
 from shrinker.regen.signals import key_evidence, module_evidence
 from shrinker.rules.predicates import PredicateTable
 from shrinker.rules.load import load_rules
-from shrinker.upstream import fetch, load
+from shrinker.upstream import fetch
 from shrinker.upstream.distributions import simple_files
 from shrinker.upstream.pin import read_pin
 from shrinker.upstream.spec import parse_spec
@@ -43,9 +43,19 @@ class RegenResult:
     cache_hit_rate: float = 0.0
     apply_run: bool = False
     apply_ok: bool = False
+    verify_run: bool = False
     verify_ok: bool = False
+    removed_fraction: float | None = None  # of upstream's Python lines, after apply
+    moves: dict[str, str] = field(default_factory=dict)  # root -> the successor it was followed to
+    versions: tuple[str, str] = ("", "")  # (from, to) as the trees name them
     seconds: float = 0.0
     report: Path | None = None
+
+    @property
+    def verdict(self) -> str:
+        if any(self.attention.values()):
+            return "needs a person"
+        return "OK" if self.ok else "not verified"
 
     @property
     def ok(self) -> bool:
@@ -108,20 +118,28 @@ def diff_plans(old: dict, new: dict, old_py: set[str], new_py: set[str]) -> dict
     }
 
 
-def regen(to_spec: str | None = None, *, profile: str = "deepseek", adopt: bool = False,
-          with_kernel: bool = True, run_apply: bool = True, run_verify: bool = True, jobs: int = 2) -> RegenResult:
-    start = time.perf_counter()
+def pinned_spec() -> str:
     pin = read_pin()
     if pin is None:
         raise ShrinkError("no pin in upstream/UPSTREAM.toml: run `shrink upstream fetch` first")
+    return pin.spec
+
+
+def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: str = "deepseek",
+          with_kernel: bool = True, run_apply: bool = True, run_verify: bool = True, jobs: int = 2) -> RegenResult:
+    """One step from `from_spec` (default: the pin) to `to_spec` (default: the newest release)."""
+    start = time.perf_counter()
+    from_spec = from_spec or pinned_spec()
     to_spec = to_spec or newest_on_pypi()
-    check_target(pin.spec, to_spec)
+    check_target(from_spec, to_spec)
     rules = load_rules(profile)
-    old_up = load(pin.spec)
+    old_up = fetch(from_spec, with_kernel=with_kernel, pin=False)
     new_up = fetch(to_spec, with_kernel=with_kernel, pin=False)
     old_graph, old_reach, old_decisions, _ = analyse(old_up, rules, jobs=jobs, strict=False)
-    new_graph, new_reach, new_decisions, new_batches = analyse(new_up, rules, jobs=jobs, strict=False)
-    result = RegenResult(pin.spec, new_up.spec, cache_hit_rate=new_graph.stats.hit_rate)
+    new_graph, new_reach, new_decisions, new_batches = analyse(new_up, rules, jobs=jobs, strict=False,
+                                                               previous=old_graph)
+    result = RegenResult(old_up.spec, new_up.spec, cache_hit_rate=new_graph.stats.hit_rate,
+                         versions=(old_up.version, new_up.version))
     old_py = {p for p in old_graph.module_path.values() if p}
     new_py = {p for p in new_graph.module_path.values() if p}
     result.changes = diff_plans(_decided(old_decisions), _decided(new_decisions), old_py, new_py)
@@ -137,14 +155,16 @@ def regen(to_spec: str | None = None, *, profile: str = "deepseek", adopt: bool 
     for pair, why in module_evidence(new_graph, scans, new_keys, rules.regen.signal_modules).items():
         evidence.setdefault(pair, []).extend(why)
     questions, decided = _judge_new_keys(new_keys, new_reach.registries.removed_keys, evidence,
-                                         set(rules.regen.confirmed_removed))
+                                         {c.key: c.reason for c in rules.regen.confirmed_removed})
     table = PredicateTable(rules.platform)
     folded = {n: u for n, u in fresh.items() if table.rule_for(n) is not None}
     result.attention = {
         "new_registry_keys": questions,
         "rules_whose_targets_vanished": list(new_reach.rule_problems),
     }
-    result.decided = {"new_registry_keys": decided,
+    result.moves = {root: move.successor for root, move in new_reach.moves.items()}
+    result.decided = {"roots_followed": [m.note(old_up.version) for m in new_reach.moves.values()],
+                      "new_registry_keys": decided,
                       "platform_predicates_folded": [f"{n}() is False on CUDA: {table.rule_for(n).reason} "
                                                      f"(tested in {', '.join(u[:3])})" for n, u in sorted(folded.items())]}
     result.warnings = {"removal_rules_with_nothing_to_remove": list(new_reach.rule_warnings),
@@ -160,19 +180,20 @@ def regen(to_spec: str | None = None, *, profile: str = "deepseek", adopt: bool 
         result.apply_run = True
         outcomes = apply_batches(profile, all_batches=True, reset=True, jobs=jobs, spec=new_up.spec)
         result.apply_ok = bool(outcomes) and all(o.gate == "passed" for o in outcomes)
+        result.removed_fraction = _removed_fraction(profile, new_up.version)
         if run_verify and result.apply_ok:
+            result.verify_run = True
             result.verify_ok = _verify(profile, new_up)
-    if adopt:
-        fetch(new_up.spec, with_kernel=with_kernel, pin=True)
     result.seconds = round(time.perf_counter() - start, 2)
     result.report = write_regen_report(result, profile, old_up.version, new_up.version)
     return result
 
 
 def _judge_new_keys(new_keys: dict[str, list[str]], removed: dict[str, set[str]],
-                    evidence: dict[tuple[str, str], list[str]], confirmed: set[str]) -> tuple[list[str], list[str]]:
+                    evidence: dict[tuple[str, str], list[str]], confirmed: dict[str, str]) -> tuple[list[str], list[str]]:
     """(questions for a person, decided lines): a new key the keep list names is kept, one it does not
-    is removed; a removed one that kept signal code names is a question, with the rule settling it."""
+    is removed; a removed one that kept signal code names is a question, with the rule settling it.
+    `confirmed`: `registry:key` -> the reason a person gave for removing it anyway."""
     questions, decided = [], []
     for reg, keys in sorted(new_keys.items()):
         for key in keys:
@@ -181,11 +202,19 @@ def _judge_new_keys(new_keys: dict[str, list[str]], removed: dict[str, set[str]]
             elif (reg, key) in evidence and f"{reg}:{key}" not in confirmed:
                 questions.append(f"{reg}: {key} is removed, but kept code selects it or it belongs to a kept architecture ({', '.join(evidence[reg, key])}); "
                                  f"settle with one line: add \"{key}\" to the {reg} keep list, or "
-                                 f"\"{reg}:{key}\" to [regen].confirmed_removed")
+                                 f"{{key = \"{reg}:{key}\", reason = \"...\"}} to [regen].confirmed_removed")
             else:
-                why = "confirmed by [regen].confirmed_removed" if (reg, key) in evidence else "no kept signal code selects it, no kept-architecture module registers it"
+                why = (f"confirmed by [regen].confirmed_removed: {confirmed[f'{reg}:{key}']}" if (reg, key) in evidence
+                       else "no kept signal code selects it, no kept-architecture module registers it")
                 decided.append(f"{reg}: {key} removed (not in the {reg} keep list; {why})")
     return questions, decided
+
+
+def _removed_fraction(profile: str, version: str) -> float | None:
+    try:
+        return json.loads((paths.reports_dir(profile, version) / "apply.json").read_text())["totals"]["removed_fraction"]
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def _verify(profile: str, upstream) -> bool:
@@ -199,17 +228,19 @@ def _verify(profile: str, upstream) -> bool:
 
 
 def write_regen_report(result: RegenResult, profile: str, old: str, new: str) -> Path:
-    base = paths.reports_dir(profile) / f"regen-{old}-to-{new}"
-    base.parent.mkdir(parents=True, exist_ok=True)
-    md, js = base.parent / f"{base.name}.md", base.parent / f"{base.name}.json"  # versions hold dots
-    data = {"from": result.from_spec, "to": result.to_spec, "ok": result.ok, "apply_run": result.apply_run,
-            "apply_ok": result.apply_ok,
-            "verify_ok": result.verify_ok, "parse_cache_hit_rate": round(result.cache_hit_rate, 4),
+    """reports/<profile>/v<new>/regen.{md,json}: the step's details (the walk report has its row)."""
+    folder = paths.reports_dir(profile, new)
+    folder.mkdir(parents=True, exist_ok=True)
+    md, js = folder / "regen.md", folder / "regen.json"
+    data = {"from": result.from_spec, "to": result.to_spec, "ok": result.ok, "verdict": result.verdict,
+            "apply_run": result.apply_run, "apply_ok": result.apply_ok, "verify_run": result.verify_run,
+            "verify_ok": result.verify_ok, "removed_fraction": result.removed_fraction,
+            "parse_cache_hit_rate": round(result.cache_hit_rate, 4),
             "seconds": result.seconds, "changes": result.changes, "needs_attention": result.attention,
             "decided": result.decided, "warnings": result.warnings}
     js.write_text(json.dumps(data, indent=1) + "\n")
     lines = [f"# Regen {result.from_spec} → {result.to_spec}", "",
-             f"Verdict: **{'OK' if result.ok else 'needs a person' if any(result.attention.values()) else 'not verified'}** — "
+             f"Verdict: **{result.verdict}** — "
              + (f"apply {'passed' if result.apply_ok else 'did not pass'}, verify {'passed' if result.verify_ok else 'did not pass'}"
                 if result.apply_run else "apply and verify not run (--no-apply, or rules need a person first)")
              + f"; parse cache hits "

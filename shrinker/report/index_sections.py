@@ -173,28 +173,34 @@ def plan(p: str, data: Json | None, links: str) -> str:
     return "\n".join(out)
 
 
-def _kv_counts(key: str, lists: dict[str, list]) -> str:
-    """`name <b>count</b>` for each list of a JSON object, sorted by name (the regen report's sections)."""
-    return " ".join(f'<span class="kv">{esc(n.replace("_", " "))} {val("b", f"{key}/{n}", len(v))}</span>'
-                    for n, v in sorted(lists.items()))
+def _kv_counts(key: str, counts: dict[str, int]) -> str:
+    """`name <b>count</b>` for each entry of a JSON object, sorted by name."""
+    return " ".join(f'<span class="kv">{esc(n.replace("_", " "))} {val("b", f"{key}/{n}", c)}</span>'
+                    for n, c in sorted(counts.items()))
 
 
 def regen(profile: str, reports: list[tuple[str, Json, str]]) -> str:
-    """One row per regen-<from>-to-<to>.json: verdict, apply/verify, what changed, what needs a person."""
-    rows = []
+    """One table per regen walk (regen-<from>-to-<to>.json), one row per release step: verdict, what
+    the rules decided, what needs a person, apply, verify, removed %, seconds, the step's details."""
+    out = []
     for stem, d, md in reports:
         k = f"{profile}/regen/{stem}"
-        verdict = "OK" if d.get("ok") else "needs a person"
-        applied = (("passed" if d.get("apply_ok") else "failed") if d.get("apply_run") else "not run")
-        checked = DASH if d.get("verify_ok") is None else ("passed" if d["verify_ok"] else "failed")
-        hit = d.get("parse_cache_hit_rate")
-        rows.append(f"<tr><td>{md}</td>{td(k + '/from', d.get('from'))}{td(k + '/to', d.get('to'))}"
-                    f"{td(k + '/verdict', verdict, cls='ok' if d.get('ok') else 'bad')}"
-                    f"{td(k + '/apply', applied, cls=result_class(applied))}"
-                    f"{td(k + '/verify', checked, cls=result_class(checked))}"
-                    f"{td(k + '/cache_hit_pct', None if hit is None else 100 * hit)}"
-                    f"{td(k + '/seconds', d.get('seconds'), 1)}"
-                    f"<td>{_kv_counts(k + '/changes', d.get('changes') or {})}</td>"
-                    f"<td>{_kv_counts(k + '/needs_attention', d.get('needs_attention') or {})}</td></tr>")
-    return table(["report", "from", "to", "verdict", "apply", "verify", "parse cache hit %", "seconds", "changes",
-                  "needs attention"], rows)
+        verdict = "OK" if d.get("ok") else "stopped"
+        out.append(f"<p>{md}: {d.get('from')} → {d.get('to')}, "
+                   f"{val('b', k + '/verdict', verdict, cls='ok' if d.get('ok') else 'bad')}; "
+                   f"{val('span', k + '/seconds', d.get('seconds'), 0)} s</p>")
+        rows = []
+        for step in d.get("steps", []):
+            s = f"{k}/{step.get('version')}"
+            label = f"{step.get('from_version')} → {step.get('version')}"
+            rows.append(f"<tr>{td(s + '/step', label)}"
+                        f"{td(s + '/verdict', step.get('verdict'), cls='ok' if step.get('verdict') == 'OK' else 'bad')}"
+                        f"<td>{_kv_counts(s + '/decided', step.get('decided') or {})}</td>"
+                        f"{td(s + '/for_a_person', len(step.get('for_a_person') or []))}"
+                        f"{td(s + '/apply', step.get('apply'), cls=result_class(step.get('apply') or ''))}"
+                        f"{td(s + '/verify', step.get('verify'), cls=result_class(step.get('verify') or ''))}"
+                        f"{td(s + '/removed_pct', None if step.get('removed_fraction') is None else 100 * step['removed_fraction'], 1)}"
+                        f"{td(s + '/seconds', step.get('seconds'), 0)}</tr>")
+        out.append(table(["step", "verdict", "decided by the rules", "for a person", "apply", "verify",
+                          "removed %", "seconds"], rows))
+    return "\n".join(out)

@@ -221,6 +221,11 @@ class ReportLayers(_Strict):
     reason: str
 
 
+class ConfirmedRemoval(_Strict):
+    key: str = Field(description="`registry:key`, e.g. `models:KimiK3ForConditionalGeneration`.")
+    reason: str = Field(min_length=1, description="Why it goes although kept code names it.")
+
+
 class Regen(_Strict):
     """What `shrink regen` takes as evidence that a new upstream name needs a person.
 
@@ -236,9 +241,10 @@ class Regen(_Strict):
                                       description="Dotted module patterns of kept-architecture code: a new "
                                                   "architecture registered by such a module, or by one importing "
                                                   "it, is a reason to doubt its removal.")
-    confirmed_removed: list[str] = Field(default_factory=list,
-                                         description="`registry:key` entries a person ruled removed although kept "
-                                                     "code names them (each settles one question).")
+    confirmed_removed: list[ConfirmedRemoval] = Field(
+        default_factory=list, description="Registry keys a person ruled removed although kept code names them, "
+                                          "one line each (`{key = \"registry:key\", reason = \"...\"}`), each "
+                                          "settling one question.")
     reason: str = ""
 
 

@@ -95,7 +95,7 @@ def test_regen_reports_each_category_and_needs_a_person(two_releases):
     assert report["warnings"]["predicates_kept_as_runtime_checks"]
     assert report["decided"]["new_registry_keys"] and report["warnings"]["removal_rules_with_nothing_to_remove"]
     assert "## Decided by the rules" in result.report.read_text()
-    assert result.report.name == "regen-v1-to-v2.md"  # git refs name the versions here
+    assert result.report.relative_to(result.report.parents[2]).as_posix() == "mini/vv2/regen.md"  # git refs name it
     # Unchanged files between the releases were not parsed again.
     assert result.cache_hit_rate > 0.8
 
@@ -133,19 +133,20 @@ def test_a_new_key_kept_code_names_is_a_question_with_the_rule_that_settles_it(t
                                f"kept architecture (python/pkg/server.py:{n});")
     assert draft.startswith("models: DraftX is removed, but kept code selects it or it belongs to a kept architecture "
                             "(registered by pkg.models.draftx, which imports pkg.models.deepseek);")
-    assert 'add "newattn" to the attention_backends keep list, or "attention_backends:newattn" to ' \
-           "[regen].confirmed_removed" in question
+    assert 'add "newattn" to the attention_backends keep list, or {key = "attention_backends:newattn", ' \
+           'reason = "..."} to [regen].confirmed_removed' in question
     assert result.decided["new_registry_keys"] == [
         "models: QwenForCausalLM removed (not in the models keep list; no kept signal code selects it, no kept-architecture module registers it)"]
     # the one line a person writes settles it: the next run decides it
     rules = two_releases.parent / "proj" / "rules" / "mini.toml"
     rules.write_text(rules.read_text().replace('signal_paths = ["python/pkg/server.py"]',
                                                'signal_paths = ["python/pkg/server.py"]\n'
-                                               'confirmed_removed = ["attention_backends:newattn"]'))
+                                               'confirmed_removed = [{key = "attention_backends:newattn", '
+                                               'reason = "a test backend"}]'))
     again = regen(f"git+file://{two_releases}@v3", profile="mini", run_apply=False, jobs=1)
     assert [q.split(" is removed")[0] for q in again.attention["new_registry_keys"]] == ["models: DraftX"]
     assert "attention_backends: newattn removed (not in the attention_backends keep list; confirmed by " \
-           "[regen].confirmed_removed)" in again.decided["new_registry_keys"]
+           "[regen].confirmed_removed: a test backend)" in again.decided["new_registry_keys"]
 
 
 def test_bad_targets_are_one_line_and_exit_2(monkeypatch):
@@ -176,3 +177,46 @@ def test_bad_targets_are_one_line_and_exit_2(monkeypatch):
     with pytest.raises(ShrinkError, match="PyPI unreachable") as err:
         check_target("pypi:sglang==0.5.16", "pypi:sglang==0.5.17")
     assert err.value.exit_code == 2
+
+
+def test_the_walk_writes_one_row_per_step_and_stops_where_a_person_is_needed(two_releases):
+    from typer.testing import CliRunner
+
+    from shrinker.cli import app
+
+    server = two_releases / "python" / "pkg" / "server.py"
+    server.write_text(server.read_text() + '\nDEFAULT_BACKEND = "newattn"\n')
+    _release(two_releases, "v3")
+    res = CliRunner().invoke(app, ["regen", "--to", f"git+file://{two_releases}@v3", "-p", "mini", "--no-apply"])
+    assert res.exit_code == 1 and "needs a person" in res.output
+    walk = json.loads(next((two_releases.parent / "proj" / "reports" / "mini").glob("regen-*.json")).read_text())
+    (row,) = walk["steps"]
+    assert row["verdict"] == "needs a person" and row["apply"] == "not run"
+    assert row["for_a_person"][0].startswith("attention_backends: newattn is removed")
+    assert row["decided"]["new_registry_keys"] == 1  # QwenForCausalLM, by the allowlist
+    assert row["details"] == "vv3/regen.md" and not walk["ok"]
+
+
+def test_releases_between_lists_every_final_release_after_the_pin(monkeypatch):
+    from packaging.version import Version
+
+    from shrinker.regen import walk
+
+    monkeypatch.setattr(walk, "pypi_releases", lambda name: [Version(v) for v in ("0.5.15", "0.5.16", "0.5.17",
+                                                                                 "0.5.18", "0.5.19")])
+    assert walk.releases_between("pypi:sglang==0.5.16", "pypi:sglang==0.5.18") == [
+        "pypi:sglang==0.5.17", "pypi:sglang==0.5.18"]
+    assert walk.releases_between("pypi:sglang==0.5.16", "git+file:///x@v9") == ["git+file:///x@v9"]
+
+
+def test_adopting_rewrites_only_the_root_lines_that_followed_a_move(tmp_path):
+    from shrinker.regen.run import RegenResult
+    from shrinker.regen.walk import follow_moved_roots
+
+    rules = tmp_path / "r.toml"
+    text = ('[[roots]]\nmodule = "pkg.bench_x"  \nreason = "b"\n[[roots]]\n# keep me\nmodule = "pkg.bench_x"\n'
+            'reason = "again"\n[[roots]]\nmodule = "pkg.bench_x_other"\nreason = "c"\n')
+    rules.write_text(text)
+    step = RegenResult("a", "b", moves={"pkg.bench_x": "pkg.bench.x"})
+    assert follow_moved_roots(rules, [step]) == ["pkg.bench_x -> pkg.bench.x"]
+    assert rules.read_text() == text.replace('\nmodule = "pkg.bench_x"\n', '\nmodule = "pkg.bench.x"\n')

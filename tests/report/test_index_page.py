@@ -174,13 +174,15 @@ def expected_values(root: Path) -> dict[str, object]:
         for path in files:
             d = json.loads(path.read_text())
             k = f"{profile.name}/regen/{path.stem.removeprefix('regen-')}"
-            exp.update({f"{k}/from": d["from"], f"{k}/to": d["to"],
-                        f"{k}/verdict": "OK" if d["ok"] else "needs a person",
-                        f"{k}/apply": _passed(d["apply_ok"]) if d["apply_run"] else "not run",
-                        f"{k}/verify": None if d.get("verify_ok") is None else _passed(d["verify_ok"]),
-                        f"{k}/cache_hit_pct": 100 * d["parse_cache_hit_rate"], f"{k}/seconds": d["seconds"]})
-            exp.update({f"{k}/changes/{n}": len(v) for n, v in d["changes"].items()})
-            exp.update({f"{k}/needs_attention/{n}": len(v) for n, v in d["needs_attention"].items()})
+            exp.update({f"{k}/verdict": "OK" if d["ok"] else "stopped", f"{k}/seconds": d["seconds"]})
+            for step in d["steps"]:
+                s = f"{k}/{step['version']}"
+                exp.update({f"{s}/step": f"{step['from_version']} → {step['version']}", f"{s}/verdict": step["verdict"],
+                            f"{s}/for_a_person": len(step["for_a_person"]), f"{s}/apply": step["apply"],
+                            f"{s}/verify": step["verify"], f"{s}/seconds": step["seconds"],
+                            f"{s}/removed_pct": None if step["removed_fraction"] is None
+                            else 100 * step["removed_fraction"]})
+                exp.update({f"{s}/decided/{n}": c for n, c in step["decided"].items()})
     return exp
 
 
@@ -245,9 +247,12 @@ def _fixture(root: Path) -> Path:
     _write(root, "deepseek/v1.1/layers.json", {"total": {"name": "total", "upstream_lines": 10, "kept_lines": 10},
                                                "folders": [], "layers": []})
     _write(root, "deepseek/regen-1.1-to-1.2.json", {
-        "from": "pypi:sglang==1.1", "to": "pypi:sglang==1.2", "ok": True, "apply_run": False, "apply_ok": None,
-        "verify_ok": None, "parse_cache_hit_rate": 0.5, "seconds": 10.0,
-        "changes": {"newly_kept": ["a", "b"], "modules_gone": []}, "needs_attention": {"new_registry_keys": []}})
+        "from": "pypi:sglang==1.1", "to": "pypi:sglang==1.2", "ok": False, "seconds": 10.0, "not_reached": [],
+        "adopted": "", "steps": [{"from": "pypi:sglang==1.1", "to": "pypi:sglang==1.2", "from_version": "1.1",
+                                  "version": "1.2", "verdict": "not verified", "apply": "not run",
+                                  "verify": "not run", "decided": {"new_registry_keys": 3, "roots_followed": 0},
+                                  "for_a_person": [], "warnings": 1, "removed_fraction": None, "seconds": 9.5,
+                                  "details": "v1.2/regen.md"}]})
     _write(root, "bench/apply.json", {"what": "not a release"})  # reports/bench/ is no release folder
     return root
 
@@ -260,7 +265,7 @@ def test_missing_reports_say_not_run(tmp_path):
     assert page.values["deepseek/v1.2/apply/removed_pct"] == "43.3"
     assert page.values["deepseek/v1.2/apply/batch/2/gate"] == "failed"
     assert page.values["deepseek/v1.2/verify/check/cli/result"] == "skipped"
-    assert page.values["deepseek/regen/1.1-to-1.2/apply"] == "not run"
+    assert page.values["deepseek/regen/1.1-to-1.2/1.2/apply"] == "not run"
     assert_page_shows(page, tmp_path)
 
 
