@@ -121,6 +121,14 @@ def _deleted_after(plan: dict, number: int) -> set[str]:
     return {p for b in plan["batches"][number:] for p in b["delete"]}
 
 
+def gate_findings(findings: list[str], rel: str, tree: Path, later: set[str]) -> list[str]:
+    """A codemod's findings for one file as the gate weighs them: none for a file a later batch
+    deletes (like the gate's import checks), and paths relative to the tree (reports name no machine)."""
+    if rel in later:
+        return []
+    return [f.replace(f"{tree}/", "") for f in findings]
+
+
 def _importers_of_lost_names(tree: Path, removed: Removed) -> list[str]:
     """Kept files that take a name some kept module no longer provides (a re-export of removed code)."""
     from shrinker.graph.build import build_graph
@@ -182,6 +190,7 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
                            shared_methods=shared_method_names(tree), table=batch_table(rules, batch))
     failures, findings = [], []
     edited_removed = 0
+    later = _deleted_after(plan, number)
     work = _codemod_work(batch, tree, _importers_of_lost_names(tree, inputs.removed))
     for names, files in sorted(work.items()):
         items = [FileItem(path=str(tree / p), module=module_of(p)) for p in sorted(files)]
@@ -194,7 +203,7 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
             stats[res.status] += 1
             if res.status == "failure":
                 failures.append(f"{rel}: {res.error}")
-            findings.extend(res.findings)
+            findings.extend(gate_findings(res.findings, rel, tree, later))
             if res.status == "success":
                 old = count_lines(Path(res.path).read_text(errors="replace"))
                 Path(res.path).write_text(res.code)

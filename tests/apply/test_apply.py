@@ -129,3 +129,15 @@ def test_gate_catches_a_name_a_kept_module_no_longer_provides(project):
     found = missing_names(tree, ["pkg"])
     assert ("python/pkg/hooks.py", "pkg.quant", "GGUFConfig") in found
     assert "no longer provides it" in found[("python/pkg/hooks.py", "pkg.quant", "GGUFConfig")]
+
+
+def test_codemod_findings_in_a_file_a_later_batch_deletes_do_not_fail_the_gate(tmp_path):
+    """0.5.17: batch 1 removed MoonViTConfig from the configs; kimi_vl_moonvit.py still used it, and
+    only batch 2 (multimodal) deletes that file."""
+    from shrinker.apply.run import gate_findings
+
+    tree = tmp_path / "build"
+    found = [f"{tree}/python/pkg/vit.py:633: MoonViTConfig from pkg.configs, which no longer provides it, is still used"]
+    assert gate_findings(found, "python/pkg/vit.py", tree, {"python/pkg/vit.py"}) == []
+    assert gate_findings(found, "python/pkg/vit.py", tree, set()) == [
+        "python/pkg/vit.py:633: MoonViTConfig from pkg.configs, which no longer provides it, is still used"]
