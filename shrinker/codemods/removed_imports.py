@@ -12,6 +12,9 @@ SGLang shapes handled (module-level, in functions, under `if TYPE_CHECKING:`, in
   - `try: from <removed> import X; HAVE_X = True  except ImportError: HAVE_X = False`: the removed
     module always raises ImportError now, so the statement becomes what runs then (`HAVE_X = False`)
   - `if TYPE_CHECKING:` blocks that empty are removed; `__all__` entries naming removed names go.
+  - `isinstance(x, C)` with C bound only by a removed import folds to `False` (no instance of a class
+    whose module is gone can exist), and C leaves an `isinstance(x, (A, C))` tuple; only where `x` is
+    a name or attribute (nothing that could have a side effect is dropped).
 
 A name bound only by a removed import and still used by remaining code is never left as a silent
 NameError: each use becomes a finding "path:line: NAME from removed module MOD is still used", and
@@ -30,7 +33,7 @@ from typing import Iterable, Mapping, Union
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.helpers import get_absolute_module_from_package_for_import, get_full_name_for_node
-from libcst.metadata import ImportAssignment, ScopeProvider
+from libcst.metadata import BuiltinAssignment, ImportAssignment, ParentNodeProvider, ScopeProvider
 
 from shrinker.codemods.base import NodeIds, ShrinkCodemod
 from shrinker.codemods.elements import drop_elements, drop_from_literal
@@ -227,6 +230,13 @@ def _trigger_words(removed: Removed) -> frozenset[str]:
     return _words(removed.modules, frozenset(n for names in lost_names(removed).values() for n in names))
 
 
+def _plain_reference(node: cst.BaseExpression) -> bool:
+    """A name or a dotted attribute of one: evaluating it again or not at all changes nothing."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
 @lru_cache(maxsize=8)
 def _words(modules: frozenset[str], names: frozenset[str]) -> frozenset[str]:
     return frozenset({m.rpartition(".")[2] for m in modules} | names)
@@ -241,7 +251,7 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
 
     NAME = "remove_dead_imports"
     DESCRIPTION = "remove imports of removed modules; report names they bound that are still used"
-    METADATA_DEPENDENCIES = (ScopeProvider,)
+    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider)
 
     def __init__(self, context: CodemodContext, inputs: CodemodInputs):
         super().__init__(context, inputs)
@@ -252,6 +262,7 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
         self._dead_names: set[str] = set()  # module-level names bound only by dead imports
         self._enter: set[cst.CSTNode] = set()  # statement-level nodes the edit visit goes into
         self._local_annotations: dict[cst.CSTNode, set[int]] = {}
+        self._isinstance: dict[cst.Call, set[int]] = {}  # isinstance calls -> ids of dead class args
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
@@ -381,6 +392,8 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
                     continue  # a string annotation, dropped code, a TYPE_CHECKING block
                 if access.is_annotation and (future or self._local_annotation(access)):
                     continue  # an annotation Python does not evaluate
+                if self._runtime_import(assignment.node) and self._fold_isinstance(node):
+                    continue  # isinstance(x, <removed class>): folds (leave_Call)
                 if id(node) not in reported:
                     reported.add(id(node))
                     self.report(node, f"{d.bound} {d.source} is still used")
@@ -401,6 +414,58 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
             for source in star_sources:
                 for name in unresolved:
                     self.report(None, f"{name} may have come from a star import {source}")
+
+    def _runtime_import(self, stmt: cst.CSTNode) -> bool:
+        """Not under `if TYPE_CHECKING:` (a name that import binds is a NameError at run time upstream)."""
+        return not any(isinstance(p, cst.If) and is_type_checking_test(p.test) for p in self._parents(stmt))
+
+    def _fold_isinstance(self, node: cst.CSTNode) -> bool:
+        """Record `node` as a class argument of a builtin isinstance call whose first argument has no
+        side effect; False when it is not one (then the use is a finding)."""
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        if isinstance(parent, cst.Element):
+            parent = self.get_metadata(ParentNodeProvider, parent, None)
+            if not isinstance(parent, cst.Tuple):
+                return False
+            parent = self.get_metadata(ParentNodeProvider, parent, None)
+        call = self.get_metadata(ParentNodeProvider, parent, None) if isinstance(parent, cst.Arg) else None
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "isinstance"
+                and len(call.args) == 2 and call.args[1] is parent and not call.args[0].keyword
+                and _plain_reference(call.args[0].value) and not self._shadowed("isinstance", call)):
+            return False
+        self._isinstance.setdefault(call, set()).add(id(node))
+        statement = call
+        while statement is not None and statement not in self._parent:
+            statement = self.get_metadata(ParentNodeProvider, statement, None)
+        if statement is not None:
+            self._enter.add(statement)
+            self._enter.update(self._parents(statement))
+        return True
+
+    def _shadowed(self, name: str, node: cst.CSTNode) -> bool:
+        scope = self.get_metadata(ScopeProvider, node, None)
+        return scope is not None and any(not isinstance(a, BuiltinAssignment) for a in scope[name])
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        dead = self._isinstance.get(original_node)
+        if not dead:
+            return updated_node
+        classes = original_node.args[1].value
+        if not isinstance(classes, cst.Tuple):
+            self.changes["isinstance_folded"] += 1
+            return cst.Name("False")
+        flags = {id(u): id(o.value) in dead for o, u in zip(classes.elements, updated_node.args[1].value.elements)}
+        kept = [e for e in updated_node.args[1].value.elements if not flags[id(e)]]
+        self.changes["isinstance_folded"] += 1
+        if not kept:
+            return cst.Name("False")
+        result = drop_elements(updated_node.args[1].value.elements, lambda e: flags[id(e)], None, None)
+        assert result is not None
+        elements = list(result[0])
+        if len(elements) == 1 and elements[0].comma is cst.MaybeSentinel.DEFAULT:
+            elements[0] = elements[0].with_changes(comma=cst.Comma())  # (A,) stays a tuple
+        new_tuple = updated_node.args[1].value.with_changes(elements=elements)
+        return updated_node.with_changes(args=[updated_node.args[0], updated_node.args[1].with_changes(value=new_tuple)])
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, _STATEMENT_LEVEL) and node not in self._enter:

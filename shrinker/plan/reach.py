@@ -12,7 +12,10 @@ import difflib
 from collections import deque
 from dataclasses import dataclass, field
 
+from packaging.version import InvalidVersion, Version
+
 from shrinker.graph.build import ImportGraph
+from shrinker.graph.records import FROM, FROM_SUBMODULE, IMPORT, MODULE
 from shrinker.plan.registries import Problems, RegistryView, apply_registries
 from shrinker.plan.roots import Move
 from shrinker.rules.patterns import pattern_matches
@@ -128,10 +131,44 @@ def _check_roots(g: ImportGraph, rules: Rules, problems: Problems, moves: dict[s
                     f"rule {kind}[{i}] {rule.pattern} matches no module upstream")
 
 
+def _keep_plumbing_imports(g: ImportGraph, rules: Rules, reach: Reach, view: RegistryView,
+                           table: PredicateTable, features: PredicateTable | None) -> None:
+    """Plumbing's own dependencies are plumbing: a module a keep rule pins inside a removed folder
+    (shared plumbing) that imports, at module level and live, a module the same remove rule cuts
+    could not import without it; so that cut is lifted, and the reachability pass keeps it as that
+    import (0.5.17: base_processor's new sibling processors.executor)."""
+    todo = sorted(m for m in g.module_path if first_rule(rules.keep, m) and first_rule(rules.remove, m))
+    while todo:
+        module = todo.pop()
+        folder = first_rule(rules.remove, module)
+        for target, data in sorted(g.graph.adj[module].items()):
+            cut = reach.cut_by_rule.get(target)
+            if cut is None or cut[0] != "rule" or first_rule(rules.remove, target) != folder:
+                continue
+            if any(r["kind"] in (IMPORT, FROM, FROM_SUBMODULE) and r.get("scope") == MODULE
+                   and not r.get("try_import") and record_dead(r, module, view, table, rules, features) is None
+                   for r in data["imports"]):
+                del reach.cut_by_rule[target]
+                todo.append(target)
+
+
+def active_rules(rules: Rules, version: str) -> Rules:
+    """The rules as they stand for upstream `version`: a keep rule `since` a later release is left out
+    (its target may exist already, unused: keeping it there would change that release's tree)."""
+    try:
+        current = Version(version)
+    except InvalidVersion:  # no version (a local tree) or not PEP 440: every rule applies
+        return rules
+    keep = [r for r in rules.keep if not r.since or current >= Version(r.since)]
+    return rules if len(keep) == len(rules.keep) else rules.model_copy(update={"keep": keep})
+
+
 def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True,
-                  moves: dict[str, Move] | None = None) -> Reach:
+                  moves: dict[str, Move] | None = None, version: str = "") -> Reach:
     """strict: a rule naming what upstream lacks is an error; else it is listed in rule_problems.
-    `moves`: roots gone from this release with their successors (roots.py), followed and warned."""
+    `moves`: roots gone from this release with their successors (roots.py), followed and warned;
+    `version`: upstream's, for the rules' `since` (active_rules)."""
+    rules = active_rules(rules, version)
     moves = moves or {}
     problems = Problems(strict)
     _check_roots(g, rules, problems, moves)
@@ -154,6 +191,7 @@ def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True,
         if first_rule(rules.keep, module) is None:
             reach.cut_by_rule.setdefault(module, ("registry", reason, "registry:models"))
 
+    _keep_plumbing_imports(g, rules, reach, view, table, features)
     queue: deque[str] = deque()
 
     def keep(module: str, code: str, reason: str, parent: tuple[str, int] | None = None) -> None:

@@ -41,7 +41,7 @@ def analyse(upstream: Upstream, rules: Rules, *, jobs: int = 2, strict: bool = T
     `previous`: the release before (regen): a root this one lacks follows its successor there."""
     graph = build_graph(upstream.root, jobs=jobs)
     moves = root_moves(previous, graph, [r.module for r in rules.roots]) if previous is not None else None
-    reach = compute_reach(graph, rules, strict=strict, moves=moves)
+    reach = compute_reach(graph, rules, strict=strict, moves=moves, version=upstream.version)
     decisions, _ = decide(graph, reach, rules)
     batches = make_batches(graph, reach, rules, decisions)
     return graph, reach, decisions, batches

@@ -166,6 +166,8 @@ class ModuleRule(_Strict):
     pattern: str
     reason: str
     category: str = ""
+    since: str = Field("", description="Keep rules: the first upstream release the rule applies to (kept "
+                                       "code needs the target from then on); older releases plan without it.")
 
 
 class Batch(_Strict):

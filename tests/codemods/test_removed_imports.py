@@ -324,6 +324,64 @@ def test_star_import_of_removed_module_reports_unresolved_names() -> None:
                                   "sglang.srt.multimodal.utils"]
 
 
+ISINSTANCE_BEFORE = """\
+    def _is_unquantized(linear):
+        quant_method = getattr(linear, "quant_method", None)
+        if quant_method is None:
+            return True
+        from sglang.srt.multimodal.linear import UnquantizedLinearMethod
+
+        return isinstance(quant_method, UnquantizedLinearMethod)  # a diffusion model's linear
+
+
+    def pick(layer):
+        from sglang.srt.multimodal.a import A, B
+        from torch import nn
+
+        ok = isinstance(layer.m, (nn.Linear, A))
+        return ok and isinstance(layer, (A, B))
+    """
+
+
+class TestIsinstanceOfRemovedClasses(CodemodTest):
+    """0.5.17's kernels/ops/diffusion/fused_linear_gelu.py: no instance of a removed class exists."""
+
+    TRANSFORM = RemoveImportsOfRemovedModules
+
+    def test_folds_to_false_and_drops_tuple_members(self) -> None:
+        self.assertCodemod(ISINSTANCE_BEFORE, """
+            def _is_unquantized(linear):
+                quant_method = getattr(linear, "quant_method", None)
+                if quant_method is None:
+                    return True
+
+                return False  # a diffusion model's linear
+
+
+            def pick(layer):
+                from torch import nn
+
+                ok = isinstance(layer.m, (nn.Linear,))
+                return ok and False
+            """, INPUTS, context_override=context("sglang.kernels.ops.gelu"))
+
+
+def test_isinstance_of_a_call_or_a_shadowed_isinstance_stays_a_finding() -> None:
+    code = """\
+        from sglang.srt.multimodal.a import A
+
+        x = isinstance(make(), A)
+
+
+        def isinstance(a, b):
+            return True
+        """
+    _, transform = run(RemoveImportsOfRemovedModules, code, INPUTS)
+    assert [f.split(": ", 1)[1] for f in transform.findings] == [
+        "A from removed module sglang.srt.multimodal.a is still used"]
+    assert assert_idempotent(RemoveImportsOfRemovedModules, ISINSTANCE_BEFORE, INPUTS).count("isinstance(") == 1
+
+
 def test_idempotent() -> None:
     code = """\
         from typing import TYPE_CHECKING

@@ -34,3 +34,46 @@ def test_a_gone_shim_root_follows_what_it_imported_and_a_moved_file_follows_its_
         "root pkg.bench_one_batch is gone; followed to pkg.bench.one_batch (its shim imported "
         "pkg.bench.one_batch in 1.0)")
     assert moves["pkg.serve"].evidence == "the same file moved"
+
+
+def test_kept_plumbing_keeps_its_module_level_siblings_under_the_same_removal_rule(tmp_path):
+    """0.5.17: the pinned multimodal base_processor imports a new sibling (processors.executor) at
+    module level; the removal rule of its folder no longer cuts that sibling. A lazy import, or one
+    of a module another rule cuts, is still cut."""
+    from shrinker.plan.reach import compute_reach
+    from shrinker.rules.schema import Rules
+
+    tree = _tree(tmp_path, {
+        "python/pkg/server.py": "import pkg.mm.base\n",
+        "python/pkg/mm/__init__.py": "",
+        "python/pkg/mm/base.py": "from pkg.mm.executor import Executor\nimport pkg.npu.ops\n\n\n"
+                                 "def later():\n    from pkg.mm.lazy import x\n",
+        "python/pkg/mm/executor.py": "class Executor:\n    pass\n",
+        "python/pkg/mm/lazy.py": "x = 1\n",
+        "python/pkg/mm/image.py": "import pkg.mm.base\n",
+        "python/pkg/npu/__init__.py": "",
+        "python/pkg/npu/ops.py": "",
+    })
+    rules = Rules.model_validate({
+        "profile": {"name": "t", "description": "t", "package": "pkg"},
+        "roots": [{"module": "pkg.server", "reason": "root"}],
+        "architectures": {"keep": [], "reason": "t"},
+        "platform": {"predicates": [], "strings": {"strings": ["npu"], "reason": "t"}, "methods": [], "packages": []},
+        "remove": [{"pattern": "pkg.mm.**", "reason": "text only", "category": "multimodal"},
+                   {"pattern": "pkg.npu.**", "reason": "npu", "category": "platform"}],
+        "keep": [{"pattern": "pkg.mm.base", "reason": "plumbing the server uses"}],
+        "requirements": {"target": {"sys_platform": "linux", "platform_machine": "x86_64", "python_version": "3.12"}},
+    })
+    reach = compute_reach(build_graph(tree, jobs=1), rules)
+    assert "pkg.mm.executor" in reach.kept and "pkg.mm.base" in reach.kept
+    assert {"pkg.mm.lazy", "pkg.mm.image", "pkg.npu.ops"} <= set(reach.cut_by_rule)
+
+
+def test_a_keep_rule_since_a_later_release_is_left_out_of_older_ones():
+    from shrinker.plan.reach import active_rules
+    from shrinker.rules.load import load_rules
+
+    rules = load_rules("deepseek")
+    assert any(r.since == "0.5.17" for r in rules.keep)
+    assert not any(r.since for r in active_rules(rules, "0.5.16").keep)
+    assert active_rules(rules, "0.5.17").keep == rules.keep == active_rules(rules, "").keep
