@@ -348,6 +348,8 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
         else:
             done_now = [apply_one(repo, tree, plan, number, rules, jobs=jobs, dry_run=dry_run, **gate)]
         outcomes.extend(done_now)
+        if not dry_run and done_now and done_now[-1].gate == "passed":
+            (report_dir / f"batch-{number}.md").unlink(missing_ok=True)  # an earlier run's failure, now stale
         if done_now and done_now[-1].gate == "failed" and not dry_run:
             _write_batch_failure(report_dir, done_now[-1])
             break

@@ -88,6 +88,11 @@ def test_planted_fault_rolls_back_and_is_reported(project):
     assert not [s for s in _log(tree) if s.startswith("shrink: batch")]
     report = (paths.reports_dir("mini", version) / "batch-1.md").read_text()
     assert "attention_registry.py" in report and "pkg.layers.attention.triton_backend" in report
+    # mended, the batch passes and its stale failure report goes
+    plan["batches"][0]["delete"].remove("python/pkg/layers/attention/triton_backend.py")
+    plan_file.write_text(json.dumps(plan))
+    assert apply_batches("mini", batch=1, jobs=1, use_verify=False)[0].gate == "passed"
+    assert not (paths.reports_dir("mini", version) / "batch-1.md").exists()
 
 
 def test_a_changed_plan_needs_reset(project):
