@@ -184,9 +184,10 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
 
         kept: list[cst.If] = []
         changed = False
+        bind_none: list[str] = []  # `if x := <returns None>(...):` decided: x is None after it
         for branch, orig in branches:
             value = self._decide(branch.test, orig)
-            if value is not None and self._binding_read(orig, value):
+            if value is not None and self._binding_read(orig, value, bind_none if orig is original_node else None):
                 value = None
             if value is None:
                 kept.append(branch)
@@ -201,14 +202,18 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
             return updated_node
         if tail is not None and only_pass(block_statements(tail.body)):
             tail = None
+        bindings = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(n))], cst.Name("None"))])
+                    for n in bind_none]
 
         if not kept:
-            if tail is None:
+            if tail is None and not bindings:
                 self.count("blocks_removed")
                 return cst.RemoveFromParent()
             self.count("blocks_inlined")
-            lines = [*updated_node.leading_lines, *tail.leading_lines, *header_comment(tail.body)]
-            statements = with_leading_lines(block_statements(tail.body), lines)
+            body = block_statements(tail.body) if tail is not None else []
+            lines = [*updated_node.leading_lines, *(tail.leading_lines if tail is not None else []),
+                     *(header_comment(tail.body) if tail is not None else [])]
+            statements = with_leading_lines([*bindings, *body], lines)
             if _terminates(statements[-1]):
                 self._terminators.add(id(statements[-1]))
             return cst.FlattenSentinel(statements)
@@ -220,6 +225,9 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         assert isinstance(chain, cst.If)
         if kept[0] is not updated_node:
             chain = chain.with_changes(leading_lines=[*updated_node.leading_lines, *kept[0].leading_lines])
+        if bindings:
+            lines = chain.leading_lines
+            return cst.FlattenSentinel([*with_leading_lines(bindings, lines), chain.with_changes(leading_lines=[])])
         return chain
 
     # -- `if cfg := mambaish_config(x):` -------------------------------------------------------
@@ -231,9 +239,11 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         self._scopes.pop()
         return super().leave_FunctionDef(original_node, updated_node)
 
-    def _binding_read(self, branch: cst.If, value: bool) -> bool:
+    def _binding_read(self, branch: cst.If, value: bool, bind_none: list[str] | None = None) -> bool:
         """A decided test that binds a name (`cfg := ...`) may go only when nothing but the code going
-        with it reads the name: the test itself, and the body too when the branch is dead."""
+        with it reads the name: the test itself, and the body too when the branch is dead. Or, for the
+        `if` of a chain (`bind_none` given), when the test is exactly `name := f(...)` with f a rule's
+        `returns_none` predicate: the name is then None, and bind_none gets it (`name = None` stays)."""
         targets = [n.target.value for n in cst.matchers.findall(branch.test, cst.matchers.NamedExpr())
                    if isinstance(n.target, cst.Name)]
         if not targets:
@@ -242,9 +252,21 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         for name in targets:
             going = _name_count(branch.test, name) + (0 if value else _name_count(branch.body, name))
             if _name_count(scope, name) > going:
+                if bind_none is not None and not value and self._returns_none(branch.test, name):
+                    bind_none.append(name)
+                    continue
                 self.report(branch, f"test kept: {name}, bound by its assignment expression, is read elsewhere")
                 return True
         return False
+
+    def _returns_none(self, test: cst.BaseExpression, name: str) -> bool:
+        """`name := f(...)` (the whole test) where the rules say f returns None."""
+        if not (isinstance(test, cst.NamedExpr) and isinstance(test.target, cst.Name) and test.target.value == name
+                and isinstance(test.value, cst.Call)):
+            return False
+        func = test.value.func
+        callee = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+        return bool(callee) and self.folder.table.returns_none(callee)
 
     def _drop_emptied_else(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
         """`else:` whose body this transform emptied (now `pass`) goes."""

@@ -55,17 +55,39 @@ class TestDeadFeatureBranches(_FeatureTest):
             """,
         )
 
-    def test_walrus_kept_when_name_read_after(self) -> None:
+    def test_walrus_read_after_binds_none_when_the_rule_says_so(self) -> None:
+        """0.5.17's pool_configurator: mambaish_config returns None for every DeepSeek config (the
+        rule's returns_none), so the name read later is None."""
         self.assertCodemod(
             """
             def f(kvc):
+                # hybrid models count only their full-attention layers
                 if mambaish := mambaish_config(kvc.model_config):
+                    setup(mambaish)
+                else:
+                    plain()
+                return mambaish is not None
+            """,
+            """
+            def f(kvc):
+                # hybrid models count only their full-attention layers
+                mambaish = None
+                plain()
+                return mambaish is not None
+            """,
+        )
+
+    def test_walrus_kept_when_name_read_after_and_its_value_is_unknown(self) -> None:
+        self.assertCodemod(
+            """
+            def f(kvc):
+                if (mambaish := mambaish_config(kvc.model_config)) and ready():
                     setup(mambaish)
                 return mambaish
             """,
             """
             def f(kvc):
-                if mambaish := mambaish_config(kvc.model_config):
+                if (mambaish := mambaish_config(kvc.model_config)) and ready():
                     setup(mambaish)
                 return mambaish
             """,
