@@ -9,6 +9,7 @@ per release between the pin and the target.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -181,6 +182,11 @@ def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: 
         outcomes = apply_batches(profile, all_batches=True, reset=True, jobs=jobs, spec=new_up.spec)
         result.apply_ok = bool(outcomes) and all(o.gate == "passed" for o in outcomes)
         result.removed_fraction = _removed_fraction(profile, new_up.version)
+        failed = [o for o in outcomes if o.gate == "failed"]
+        if failed:  # what the failing gate found, each with the rule that could settle it
+            result.attention["apply_gate_findings"] = [
+                f"batch {failed[0].number} ({failed[0].name}): {f}{settling_rule(f, new_up.version)}"
+                for f in failed[0].findings]
         if run_verify and result.apply_ok:
             result.verify_run = True
             result.verify_ok = _verify(profile, new_up)
@@ -208,6 +214,19 @@ def _judge_new_keys(new_keys: dict[str, list[str]], removed: dict[str, set[str]]
                        else "no kept signal code selects it, no kept-architecture module registers it")
                 decided.append(f"{reg}: {key} removed (not in the {reg} keep list; {why})")
     return questions, decided
+
+
+USED_REMOVED = re.compile(r"from removed module (?P<module>[\w.]+) is still used")
+
+
+def settling_rule(finding: str, version: str) -> str:
+    """For a name kept code still uses from a removed module: the one rule that keeps the module (when
+    kept code truly needs it; else a rule removing the user settles it)."""
+    m = USED_REMOVED.search(finding)
+    if m is None:
+        return ""
+    return (f"; settle with [[keep]] pattern = \"{m['module']}\", since = \"{version}\", reason = \"...\" "
+            "if kept code needs it, or a rule that removes its user")
 
 
 def _removed_fraction(profile: str, version: str) -> float | None:

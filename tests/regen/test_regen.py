@@ -220,3 +220,14 @@ def test_adopting_rewrites_only_the_root_lines_that_followed_a_move(tmp_path):
     step = RegenResult("a", "b", moves={"pkg.bench_x": "pkg.bench.x"})
     assert follow_moved_roots(rules, [step]) == ["pkg.bench_x -> pkg.bench.x"]
     assert rules.read_text() == text.replace('\nmodule = "pkg.bench_x"\n', '\nmodule = "pkg.bench.x"\n')
+
+
+def test_a_gate_finding_on_a_removed_module_names_the_keep_rule_that_would_settle_it():
+    from shrinker.regen.run import settling_rule
+
+    finding = ("[removed names still used] python/sglang/srt/utils/common.py:1574: is_audio_container from "
+               "removed module sglang.srt.multimodal.audio_from_video is still used")
+    assert settling_rule(finding, "0.5.17") == (
+        '; settle with [[keep]] pattern = "sglang.srt.multimodal.audio_from_video", since = "0.5.17", '
+        'reason = "..." if kept code needs it, or a rule that removes its user')
+    assert settling_rule("[undefined_names] python/a.py:3 undefined name 'x'", "0.5.17") == ""
