@@ -125,7 +125,10 @@ class Folder:
             return True
         # Methods and functions the rules declare side-effect free (`mode.is_mixed()`,
         # `get_available_device()`: lru_cached, its one warning is printed by the first call anyway).
-        if any(fnmatch.fnmatchcase(name, p) for p in self.pure_methods):
+        # A name written `get_model()` is pure only when called with no arguments (an accessor whose
+        # name a loader shares).
+        if any(fnmatch.fnmatchcase(name, p.removesuffix("()")) and not (p.endswith("()") and call.args)
+               for p in self.pure_methods):
             return self.pure(call.func.value) if isinstance(call.func, cst.Attribute) else True
         return False
 

@@ -460,6 +460,10 @@ def test_folder_values_and_purity() -> None:
     assert fold("False or _is_hip") == (False, True, True)
     assert fold("x and True") == (None, True, False)  # no predicate: nothing to fold
     assert fold('device.type == "cpu"') == (None, True, False)
+    # 0.5.17's runtime_context accessors; `get_model()` is pure with no arguments only (a loader shares the name)
+    assert fold("get_disagg().language_only and _is_hip") == (False, True, True)
+    assert fold('get_model().model_impl.lower() == "mindspore" and _is_npu') == (False, True, True)
+    assert fold("get_model(model_config=cfg).ok and _is_npu") == (False, False, True)
 
 
 def test_platform_tests_lists_what_is_left() -> None:
