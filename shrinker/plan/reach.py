@@ -152,6 +152,17 @@ def _keep_plumbing_imports(g: ImportGraph, rules: Rules, reach: Reach, view: Reg
                 todo.append(target)
 
 
+def _cut_package(module: str, reach: Reach) -> str | None:
+    """The nearest package above `module` that a rule cuts, if any (0.5.17: the kept NPU hooks import
+    disaggregation.ascend.conn, below the rule-cut disaggregation.ascend)."""
+    parts = module.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        above = ".".join(parts[:i])
+        if reach.cut_by_rule.get(above, ("",))[0] == "rule":
+            return above
+    return None
+
+
 def active_rules(rules: Rules, version: str) -> Rules:
     """The rules as they stand for upstream `version`: a keep rule `since` a later release is left out
     (its target may exist already, unused: keeping it there would change that release's tree)."""
@@ -229,6 +240,10 @@ def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True,
             if live is None:
                 continue
             reach.dead_edges.pop((module, target), None)
+            inside = _cut_package(target, reach) if target not in reach.cut_by_rule and target not in pinned else None
+            if inside is not None:  # apply removes a removed package's whole subtree (Removed.module_removed)
+                kind, why, category = reach.cut_by_rule[inside]
+                reach.cut_by_rule[target] = (kind, f"inside {inside}, which {why}", category)
             if target in reach.cut_by_rule:
                 reach.cuts.append((module, target, live["line"], reach.cut_by_rule[target][1]))
                 continue

@@ -77,3 +77,29 @@ def test_a_keep_rule_since_a_later_release_is_left_out_of_older_ones():
     assert any(r.since == "0.5.17" for r in rules.keep)
     assert not any(r.since for r in active_rules(rules, "0.5.16").keep)
     assert active_rules(rules, "0.5.17").keep == rules.keep == active_rules(rules, "").keep
+
+
+def test_a_module_below_a_package_a_rule_cuts_is_cut_with_it(tmp_path):
+    """The rule names the package (`*ascend*` matches disaggregation.ascend, not .ascend.conn); apply
+    removes the package's whole subtree, so the plan may not keep a child that kept code imports."""
+    from shrinker.plan.reach import compute_reach
+    from shrinker.rules.schema import Rules
+
+    tree = _tree(tmp_path, {
+        "python/pkg/server.py": "def later():\n    from pkg.pd.ascend.conn import State\n",
+        "python/pkg/pd/__init__.py": "",
+        "python/pkg/pd/ascend/__init__.py": "",
+        "python/pkg/pd/ascend/conn.py": "State = 1\n",
+    })
+    rules = Rules.model_validate({
+        "profile": {"name": "t", "description": "t", "package": "pkg"},
+        "roots": [{"module": "pkg.server", "reason": "root"}],
+        "architectures": {"keep": [], "reason": "t"},
+        "platform": {"predicates": [], "strings": {"strings": ["npu"], "reason": "t"}, "methods": [], "packages": []},
+        "remove": [{"pattern": "pkg.**.*ascend*", "reason": "Ascend NPU code", "category": "platform"}],
+        "requirements": {"target": {"sys_platform": "linux", "platform_machine": "x86_64", "python_version": "3.12"}},
+    })
+    reach = compute_reach(build_graph(tree, jobs=1), rules)
+    assert "pkg.pd.ascend.conn" not in reach.kept
+    assert reach.cut_by_rule["pkg.pd.ascend.conn"][1].startswith("inside pkg.pd.ascend, which rule remove[0]")
+    assert ("pkg.server", "pkg.pd.ascend.conn") in {(a, b) for a, b, _, _ in reach.cuts}
