@@ -39,8 +39,8 @@ verify-env: $(STAMP)  ## .venv-verify: CPU torch + what sglang 0.5.16 imports (o
 verify: verify-env  ## the work tree against upstream -> reports/deepseek/v0.5.16/verify.{json,md}
 	$(BIN)/shrink verify
 
-regen: $(STAMP)  ## follow the newest upstream release (TO=pypi:sglang==X to choose): report, exit 1 if a person is needed
-	$(BIN)/shrink regen $(if $(TO),--to $(TO),)
+regen: $(STAMP)  ## walk upstream releases to the newest (TO=pypi:sglang==X to choose): reports, exit 1 if a person is needed
+	$(BIN)/shrink regen $(if $(TO),--to $(TO),); rc=$$?; $(BIN)/shrink report index; exit $$rc
 
 gpu-bundle: $(STAMP)  ## what the GPU machine needs for `shrink verify --gpu`, in .gpu-bundle/ship
 	$(BIN)/shrink gpu-bundle --which pruned

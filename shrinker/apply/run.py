@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from shrinker import paths
+from shrinker.apply.deferral import defer_dead_functions
 from shrinker.apply.gate import GateResult, missing_names, run_gate, unresolved_imports
 from shrinker.apply.worktree import applied_batches, commit_all, keep_on_branch, open_worktree, roll_back
 from shrinker.codemods.inputs import CodemodInputs, Removed
@@ -18,6 +19,7 @@ from shrinker.console import console
 from shrinker.errors import ShrinkError
 from shrinker.graph.discover import IMPORT_ROOTS, module_name
 from shrinker.graph.parse import count_lines
+from shrinker.graph.sources import python_sources
 from shrinker.plan.run import load_batches
 from shrinker.rules.load import load_rules
 from shrinker.upstream import load
@@ -38,6 +40,7 @@ class BatchOutcome:
     diff: str = ""
     symbol_pass: int = 0  # a symbol batch's pass (1, 2 ...); 0 for a file batch
     tree_lines: int = 0  # non-blank Python lines of the tree once committed
+    deferred: list[str] = field(default_factory=list)  # findings a later dead-symbol batch settles (deferral.py)
 
 
 def module_of(path: str) -> str:
@@ -45,15 +48,6 @@ def module_of(path: str) -> str:
         if path.startswith(root + "/") and path.endswith(".py"):
             return module_name(path[len(root) + 1:])[0]
     return ""
-
-
-def python_sources(tree: Path):
-    """(tree-relative path, text) of every .py file under the tree's import roots."""
-    for root in IMPORT_ROOTS:
-        base = tree / root
-        if base.is_dir():
-            for path in base.rglob("*.py"):
-                yield path.relative_to(tree).as_posix(), path.read_text(errors="replace")
 
 
 def python_lines(tree: Path) -> int:
@@ -224,6 +218,11 @@ def gate_and_commit(repo, tree: Path, plan: dict, number: int, rules, outcome: B
     gate: GateResult = run_gate(tree, [rules.profile.package, *rules.profile.extra_packages], failures,
                                 findings, baseline, later=_deleted_after(plan, number), use_verify=use_verify,
                                 name_baseline=name_baseline, upstream_root=upstream_root, rules=rules)
+    from shrinker.apply.symbol_batch import is_symbol_batch
+
+    if not gate.passed and any(is_symbol_batch(b) for b in plan["batches"][number:]):
+        standing, outcome.deferred = defer_dead_functions(gate.findings, tree, _deleted_after(plan, number))
+        gate.findings, gate.passed = standing, not standing
     outcome.findings = gate.findings
     outcome.seconds = round(time.perf_counter() - start, 2)
     if dry_run:
@@ -284,6 +283,11 @@ def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: 
         share = f"{100 * (upstream_lines - after) / upstream_lines:.1f} %" if after and upstream_lines else ""
         lines.append(f"| {o['number']} | {o['name']} | {o['files_deleted']} | {o['files_edited']} | "
                      f"{o['lines_removed']:,} | {share} | {o['gate']} | {o['commit'][:10]} | {o['seconds']} |")
+    for o in outcomes:
+        if o.get("deferred"):
+            lines += ["", f"Batch {o['number']}: {len(o['deferred'])} findings deferred to the dead-symbol batch "
+                          "(inside functions nothing references; `shrinker/apply/deferral.py`):",
+                      *[f"- {d}" for d in o["deferred"]]]
     tables: dict[str, list[str]] = {}
     for o in outcomes:
         for table, names in (o.get("codemods") or {}).get("table entries removed", {}).items():

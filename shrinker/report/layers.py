@@ -51,7 +51,7 @@ class Row:
 
 def python_lines(root: Path) -> dict[str, int]:
     """Tree path -> non-blank lines, for every .py file under the tree's import roots (apply's own scan)."""
-    from shrinker.apply.run import python_sources
+    from shrinker.graph.sources import python_sources
 
     return {rel: count_lines(text) for rel, text in python_sources(Path(root))}
 

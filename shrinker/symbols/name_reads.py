@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-from shrinker.apply.run import python_sources
+from shrinker.graph.sources import python_sources
 
 
 def name_readers(tree: Path, names: Iterable[str], skip: str = "") -> dict[str, list[str]]:

@@ -1,0 +1,67 @@
+"""Gate findings a later batch settles: uses of removed names inside a function nothing references.
+
+A batch can leave a kept function using a name of a module it removed when the function's only
+callers went in the same or an earlier batch (0.5.17: utils/common.load_audio, whose caller was the
+removed EPD encoder; the NPU hooks' dsv4_state_payloads, called only under `if _is_npu:`). Such a
+function is dead, and the dead-symbol batch removes it; until then its findings say nothing about
+code that can run. So before a symbol batch, a gate defers the findings that lie inside a top-level
+function whose name no Python file of the tree mentions outside its own definition, files a later
+batch deletes aside (a word search: strings, `__all__` and getattr names count as mentions, so nothing
+reachable by name is deferred).
+The symbol batch's own gate, and verify, are strict: a deferred function still there then fails.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from shrinker.graph.sources import python_sources
+
+_LOCATION = re.compile(r"^\[[^\]]+\] (?P<path>[^:\s]+\.py):(?P<line>\d+)")
+
+
+def _functions(source: str) -> list[tuple[str, int, int]]:
+    """(name, first line, last line) of each top-level function."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [(n.name, n.lineno, n.end_lineno or n.lineno) for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def defer_dead_functions(findings: list[str], tree: Path, going: set[str] = frozenset()
+                         ) -> tuple[list[str], list[str]]:
+    """(findings that stand, findings deferred to the dead-symbol batch, each saying why). `going`:
+    tree paths a later batch deletes (their mentions do not count)."""
+    where: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for f in findings:
+        m = _LOCATION.match(f)
+        if m:
+            where[m["path"]].append((int(m["line"]), f))
+    enclosing: dict[str, tuple[str, str]] = {}  # finding -> (function, path)
+    for path, located in where.items():
+        file = tree / path
+        functions = _functions(file.read_text(errors="replace")) if file.is_file() else []
+        for line, f in located:
+            for name, first, last in functions:
+                if first <= line <= last:
+                    enclosing[f] = (name, path)
+    if not enclosing:
+        return findings, []
+    names = {name for name, _ in enclosing.values()}
+    pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    mentions: dict[str, int] = defaultdict(int)
+    for rel, text in python_sources(tree):
+        if rel in going:
+            continue
+        for word in pattern.findall(text):
+            mentions[word] += 1
+    dead = {n for n in names if mentions[n] == 1}  # its own `def` only
+    kept = [f for f in findings if enclosing.get(f, ("", ""))[0] not in dead]
+    deferred = [f"{f} (deferred: {enclosing[f][0]}() in {enclosing[f][1]} is referenced nowhere in the tree; "
+                "the dead-symbol batch removes it)" for f in findings if enclosing.get(f, ("", ""))[0] in dead]
+    return kept, deferred

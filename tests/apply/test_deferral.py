@@ -1,0 +1,38 @@
+"""Findings inside a function nothing references wait for the dead-symbol batch (apply/deferral.py)."""
+
+from __future__ import annotations
+
+from shrinker.apply.deferral import defer_dead_functions
+
+COMMON = '''import os
+
+
+def load_audio(source):
+    if is_audio_container(source[:16]):
+        return decode_audio_container(source)
+    return None
+
+
+def used(x):
+    return is_audio_container(x)
+'''
+
+
+def test_findings_in_an_unreferenced_function_are_deferred_the_rest_stand(tmp_path):
+    (tmp_path / "python/pkg").mkdir(parents=True)
+    (tmp_path / "python/pkg/common.py").write_text(COMMON)
+    (tmp_path / "python/pkg/server.py").write_text("from pkg.common import used\n")
+    findings = [
+        "[removed names still used] python/pkg/common.py:5: is_audio_container from removed module m is still used",
+        "[undefined_names] python/pkg/common.py:6 undefined name 'decode_audio_container' (UndefinedName)",
+        "[removed names still used] python/pkg/common.py:11: is_audio_container from removed module m is still used",
+        "[imports of missing modules] python/pkg/other.py:1: imports missing module m",
+    ]
+    standing, deferred = defer_dead_functions(findings, tmp_path)
+    assert standing == findings[2:]
+    assert len(deferred) == 2 and all("deferred: load_audio() in python/pkg/common.py" in d for d in deferred)
+    # a mention anywhere (a string, __all__, getattr) keeps the finding
+    (tmp_path / "python/pkg/server.py").write_text('from pkg.common import used\nNAMES = ["load_audio"]\n')
+    assert defer_dead_functions(findings, tmp_path) == (findings, [])
+    # ... unless that file goes in a later batch (0.5.17: the EPD encoder, load_audio's only caller)
+    assert defer_dead_functions(findings, tmp_path, {"python/pkg/server.py"})[0] == findings[3:]  # used() too
