@@ -82,40 +82,55 @@ def _bitsets(closures: Mapping[str, frozenset[str]]) -> dict[str, int]:
     return out
 
 
-def static_importers(facts: Mapping, modules: Sequence[str], targets: Sequence[str]) -> dict[str, frozenset[str]]:
-    """target -> the tree modules whose module-level imports reach it (parents included: importing
-    a.b.c imports a and a.b first). `facts`: module -> FileFacts of the pruned tree's sources;
-    `modules`: all its modules (namespace packages have no facts)."""
+def _import_edges(facts: Mapping, modules: Sequence[str], counts) -> dict[str, set[str]]:
+    """importer -> the tree modules its import statements that `counts(ref)` accepts name (parents
+    included: importing a.b.c imports a and a.b first; every module imports its own parent)."""
     known = set(modules)
-    importers: dict[str, set[str]] = {}
+    edges: dict[str, set[str]] = {}
 
-    def edge(src: str, dst: str) -> None:
+    def add(src: str, dst: str) -> None:
         parts = dst.split(".")
         for i in range(1, len(parts) + 1):
             name = ".".join(parts[:i])
             if name in known and name != src:
-                importers.setdefault(name, set()).add(src)
+                edges.setdefault(src, set()).add(name)
 
     for m in known:
-        edge(m, m.rpartition(".")[0])
+        add(m, m.rpartition(".")[0])
         f = facts.get(m)
         for ref in f.imports if f is not None else ():
-            if ref.in_function or ref.guard == "type_checking":
-                continue  # never run at import time
-            edge(m, ref.module)
+            if not counts(ref):
+                continue
+            add(m, ref.module)
             for n in ref.names or ():
                 if f"{ref.module}.{n}" in known:
-                    edge(m, f"{ref.module}.{n}")
+                    add(m, f"{ref.module}.{n}")
+    return edges
+
+
+def _reach(edges: Mapping[str, set[str]], targets: Sequence[str]) -> dict[str, frozenset[str]]:
     out = {}
     for t in targets:
         seen, todo = {t}, [t]
         while todo:
-            for src in importers.get(todo.pop(), ()):
-                if src not in seen:
-                    seen.add(src)
-                    todo.append(src)
+            for nxt in edges.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
         out[t] = frozenset(seen)
     return out
+
+
+def static_importers(facts: Mapping, modules: Sequence[str], targets: Sequence[str]) -> dict[str, frozenset[str]]:
+    """target -> the tree modules whose module-level imports reach it (parents included: importing
+    a.b.c imports a and a.b first). `facts`: module -> FileFacts of the pruned tree's sources;
+    `modules`: all its modules (namespace packages have no facts)."""
+    edges = _import_edges(facts, modules, lambda ref: not ref.in_function and ref.guard != "type_checking")
+    importers: dict[str, set[str]] = {}  # never-run-at-import-time imports (in functions, TYPE_CHECKING) left out
+    for src, dsts in edges.items():
+        for dst in dsts:
+            importers.setdefault(dst, set()).add(src)
+    return _reach(importers, targets)
 
 
 def assign_bases(modules: Sequence[str], upstream_closures: Mapping[str, frozenset[str]],
@@ -142,36 +157,7 @@ def certain_closures(facts: Mapping, modules: Sequence[str], targets: Sequence[s
     """target -> the tree modules its import certainly loads (itself included): its parent packages
     and, transitively, the `certain` imports of each (facts.ImportRef.certain; `from X import n`
     counts X.n when that is a module). `facts`: module -> FileFacts; `modules`: every tree module."""
-    known = set(modules)
-    edges: dict[str, set[str]] = {}
-
-    def add(src: str, dst: str) -> None:
-        parts = dst.split(".")
-        for i in range(1, len(parts) + 1):
-            name = ".".join(parts[:i])
-            if name in known and name != src:
-                edges.setdefault(src, set()).add(name)
-
-    for m in known:
-        add(m, m.rpartition(".")[0])
-        f = facts.get(m)
-        for ref in f.imports if f is not None else ():
-            if not ref.certain or ref.guard:
-                continue
-            add(m, ref.module)
-            for n in ref.names or ():
-                if f"{ref.module}.{n}" in known:
-                    add(m, f"{ref.module}.{n}")
-    out = {}
-    for t in targets:
-        seen, todo = {t}, [t]
-        while todo:
-            for dst in edges.get(todo.pop(), ()):
-                if dst not in seen:
-                    seen.add(dst)
-                    todo.append(dst)
-        out[t] = frozenset(seen)
-    return out
+    return _reach(_import_edges(facts, modules, lambda ref: ref.certain and not ref.guard), targets)
 
 
 def assign_certain(modules: Sequence[str], certain: Mapping[str, frozenset[str]],

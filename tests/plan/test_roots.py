@@ -15,6 +15,20 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+def _rules(**sections):
+    """Rules for the fixture package `pkg`, rooted at pkg.server."""
+    from shrinker.rules.schema import Rules
+
+    return Rules.model_validate({
+        "profile": {"name": "t", "description": "t", "package": "pkg"},
+        "roots": [{"module": "pkg.server", "reason": "root"}],
+        "architectures": {"keep": [], "reason": "t"},
+        "platform": {"predicates": [], "strings": {"strings": ["npu"], "reason": "t"}, "methods": [], "packages": []},
+        "requirements": {"target": {"sys_platform": "linux", "platform_machine": "x86_64", "python_version": "3.12"}},
+        **sections,
+    })
+
+
 ONE_BATCH = "def cli_main():\n    return 1\n"
 SHIM = ('"""Deprecated path."""\nimport warnings\n\nfrom pkg.bench.one_batch import *  # noqa\n'
         'from pkg.bench.one_batch import cli_main\n\nif __name__ == "__main__":\n    cli_main()\n')
@@ -41,7 +55,6 @@ def test_kept_plumbing_keeps_its_module_level_siblings_under_the_same_removal_ru
     module level; the removal rule of its folder no longer cuts that sibling. A lazy import, or one
     of a module another rule cuts, is still cut."""
     from shrinker.plan.reach import compute_reach
-    from shrinker.rules.schema import Rules
 
     tree = _tree(tmp_path, {
         "python/pkg/server.py": "import pkg.mm.base\n",
@@ -54,16 +67,9 @@ def test_kept_plumbing_keeps_its_module_level_siblings_under_the_same_removal_ru
         "python/pkg/npu/__init__.py": "",
         "python/pkg/npu/ops.py": "",
     })
-    rules = Rules.model_validate({
-        "profile": {"name": "t", "description": "t", "package": "pkg"},
-        "roots": [{"module": "pkg.server", "reason": "root"}],
-        "architectures": {"keep": [], "reason": "t"},
-        "platform": {"predicates": [], "strings": {"strings": ["npu"], "reason": "t"}, "methods": [], "packages": []},
-        "remove": [{"pattern": "pkg.mm.**", "reason": "text only", "category": "multimodal"},
-                   {"pattern": "pkg.npu.**", "reason": "npu", "category": "platform"}],
-        "keep": [{"pattern": "pkg.mm.base", "reason": "plumbing the server uses"}],
-        "requirements": {"target": {"sys_platform": "linux", "platform_machine": "x86_64", "python_version": "3.12"}},
-    })
+    rules = _rules(remove=[{"pattern": "pkg.mm.**", "reason": "text only", "category": "multimodal"},
+                           {"pattern": "pkg.npu.**", "reason": "npu", "category": "platform"}],
+                   keep=[{"pattern": "pkg.mm.base", "reason": "plumbing the server uses"}])
     reach = compute_reach(build_graph(tree, jobs=1), rules)
     assert "pkg.mm.executor" in reach.kept and "pkg.mm.base" in reach.kept
     assert {"pkg.mm.lazy", "pkg.mm.image", "pkg.npu.ops"} <= set(reach.cut_by_rule)
@@ -83,7 +89,6 @@ def test_a_module_below_a_package_a_rule_cuts_is_cut_with_it(tmp_path):
     """The rule names the package (`*ascend*` matches disaggregation.ascend, not .ascend.conn); apply
     removes the package's whole subtree, so the plan may not keep a child that kept code imports."""
     from shrinker.plan.reach import compute_reach
-    from shrinker.rules.schema import Rules
 
     tree = _tree(tmp_path, {
         "python/pkg/server.py": "def later():\n    from pkg.pd.ascend.conn import State\n",
@@ -91,14 +96,7 @@ def test_a_module_below_a_package_a_rule_cuts_is_cut_with_it(tmp_path):
         "python/pkg/pd/ascend/__init__.py": "",
         "python/pkg/pd/ascend/conn.py": "State = 1\n",
     })
-    rules = Rules.model_validate({
-        "profile": {"name": "t", "description": "t", "package": "pkg"},
-        "roots": [{"module": "pkg.server", "reason": "root"}],
-        "architectures": {"keep": [], "reason": "t"},
-        "platform": {"predicates": [], "strings": {"strings": ["npu"], "reason": "t"}, "methods": [], "packages": []},
-        "remove": [{"pattern": "pkg.**.*ascend*", "reason": "Ascend NPU code", "category": "platform"}],
-        "requirements": {"target": {"sys_platform": "linux", "platform_machine": "x86_64", "python_version": "3.12"}},
-    })
+    rules = _rules(remove=[{"pattern": "pkg.**.*ascend*", "reason": "Ascend NPU code", "category": "platform"}])
     reach = compute_reach(build_graph(tree, jobs=1), rules)
     assert "pkg.pd.ascend.conn" not in reach.kept
     assert reach.cut_by_rule["pkg.pd.ascend.conn"][1].startswith("inside pkg.pd.ascend, which rule remove[0]")
