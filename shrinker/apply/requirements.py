@@ -286,7 +286,7 @@ def decide(tree, facts, upstream_text: str, index: DistIndex, keep_rules=(),
         name = canonicalize_name(rule.name)
         if name not in declared or name in reasons:
             continue
-        present = [p for p in rule.when if (tree.root / p).exists()]
+        present = [p for p in map(lambda w: _present(tree.root, w), rule.when) if p]
         if rule.when and not present:
             continue
         reasons[name] = f"rule requirements.keep: {rule.reason}" + (f" (needed by {present[0]})" if present else "")
@@ -435,3 +435,13 @@ def write_reports(r: RequirementsResult, out_dir: Path) -> tuple[Path, Path]:
     md.write_text(render_markdown(r))
     js.write_text(json.dumps(r.to_json(), indent=1) + "\n")
     return md, js
+
+
+def _present(root: Path, when: str) -> str | None:
+    """The kept file a `[requirements].keep` condition names, or None: a tree path as written, or a
+    module (dotted: its file or its package's __init__ under python/, so a module that became a
+    package, as 0.5.18's kernels.jit.utils.compile did, still counts, and rule moves follow it)."""
+    if "/" in when:
+        return when if (root / when).exists() else None
+    base = "python/" + when.replace(".", "/")
+    return next((rel for rel in (f"{base}.py", f"{base}/__init__.py") if (root / rel).exists()), None)

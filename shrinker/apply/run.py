@@ -156,14 +156,16 @@ def _codemod_work(batch: dict, tree: Path, extra: list[str] = ()) -> dict[tuple[
     return groups
 
 
-def batch_table(rules, batch: dict):
+def batch_table(rules, batch: dict, removed: Removed):
     """The predicates a batch folds: a features batch folds the feature decisions alone (the platform's
-    fold in their own batch), every other batch the platform's."""
-    from shrinker.rules.predicates import PredicateTable, without_predicates
+    fold in their own batch), every other batch the platform's; every batch knows the architectures
+    the plan removes (a test for one of them is False)."""
+    from shrinker.rules.predicates import PredicateTable, removed_architectures, without_predicates
 
+    architectures = removed_architectures(rules, removed.registry_keys)
     if batch.get("features"):
-        return PredicateTable(without_predicates(rules.platform), rules.features)
-    return PredicateTable(rules.platform)
+        return PredicateTable(without_predicates(rules.platform), rules.features, architectures)
+    return PredicateTable(rules.platform, architectures=architectures)
 
 
 def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dry_run: bool,
@@ -180,8 +182,9 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
             target.unlink()
             outcome.files_deleted += 1
     platform_batch = any(e["name"] == "remove_platform_classes" for e in batch["codemods"])
-    inputs = CodemodInputs(rules=rules, removed=_removed_through(plan, number, tree, rules if platform_batch else None),
-                           shared_methods=shared_method_names(tree), table=batch_table(rules, batch))
+    removed = _removed_through(plan, number, tree, rules if platform_batch else None)
+    inputs = CodemodInputs(rules=rules, removed=removed, shared_methods=shared_method_names(tree),
+                           table=batch_table(rules, batch, removed))
     failures, findings = [], []
     edited_removed = 0
     later = _deleted_after(plan, number)
@@ -308,12 +311,13 @@ def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: 
 def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_batches: bool = False,
                   dry_run: bool = False, reset: bool = False, jobs: int = 2,
                   use_verify: bool = True, spec: str | None = None,
-                  keep_failed: bool = False) -> list[BatchOutcome]:
+                  keep_failed: bool = False, rules=None) -> list[BatchOutcome]:
+    """`rules`: the rules the plan used, when not the profile's file (a regen step's, moves followed)."""
     from shrinker.apply.requirements_step import apply_requirements
     from shrinker.apply.symbol_batch import apply_symbol_batch, is_symbol_batch
 
     upstream = load(spec)
-    rules = load_rules(profile)
+    rules = rules or load_rules(profile)
     plan = load_batches(profile, upstream.version)
     tree = paths.work_tree_dir(profile, upstream.version)
     repo = open_worktree(tree, upstream.root, upstream.commit, reset=reset)

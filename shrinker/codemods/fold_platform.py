@@ -40,7 +40,8 @@ import libcst.helpers
 from shrinker.codemods.base import ShrinkCodemod, constant, node_lines, spaced, swap_expression
 from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
-from shrinker.rules.predicates import combine, env_flag_name, never_compare, platform_name
+from shrinker.rules.predicates import (architecture_compare, combine, env_flag_name, never_compare, platform_name,
+                                       vocabulary_patterns)
 
 # Python builtins (and os env readers) whose calls have no side effects worth keeping.
 _PURE_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "callable", "len", "bool",
@@ -289,7 +290,11 @@ class Folder:
             if texts and all(t is not None and t in strings for t in texts):
                 value = isinstance(op, cst.NotIn)
         if value is None:
-            return None
+            # A test for a removed architecture folds only where that is safe; unlike a platform test
+            # it is no finding when it cannot (the branch is dead code, not a wrong answer on CUDA).
+            value = architecture_compare(left, target, self.table.architectures)
+            if value is None or not self.pure(node):
+                return None
         if not self.pure(node):
             return Fold(node, value, False, True)
         return Fold(constant(value), value, True, True)
@@ -393,17 +398,14 @@ class PredicateScope:
 
 
 @lru_cache(maxsize=8)
-def _trigger_regex(names: tuple[str, ...], strings: tuple[str, ...]) -> re.Pattern:
+def _trigger_regex(names: tuple[str, ...], strings: tuple[str, ...], families: tuple[str, ...] = ()) -> re.Pattern:
     parts = []
     for name in names:
         if any(c in name for c in "*?["):
             parts.append(r"\w*".join(re.escape(p) for p in re.split(r"[*?]|\[[^]]*\]", name)))
         else:
             parts.append(re.escape(name))
-    # a platform name, alone or as one word of a string / enum member ("kernel_ascend", .MHA_NPU)
-    parts += [r"""['"](?:[\w.]*[_-])?""" + re.escape(s) + r"""(?:[_-][\w.-]*)?['"]""" for s in strings]
-    parts += [r"\.(?:\w*_)?" + re.escape(s.upper()) + r"(?:_\w*)?\b" for s in strings]
-    return re.compile("|".join(parts))
+    return re.compile("|".join(parts + vocabulary_patterns(strings, families)))
 
 
 _REMOVED_MODULES_RE: dict[int, re.Pattern] = {}
@@ -422,12 +424,17 @@ def mentions_removed_module(source: str, inputs: CodemodInputs) -> bool:
 
 
 def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re.Pattern:
-    """A regex that matches every source text where some predicate or platform string occurs
-    (or one of the `extra` words)."""
+    """A regex that matches every source text where some predicate, platform string or removed
+    architecture occurs (or one of the `extra` words)."""
     platform = inputs.rules.platform
     return _trigger_regex(tuple(p.name for p in platform.predicates) + tuple(p.name for p in platform.parameters)
-                          + feature_words(inputs) + tuple(extra),
-                          tuple(platform.strings.strings))
+                          + feature_words(inputs) + tuple(extra) + _sorted_names(inputs.table.architectures),
+                          tuple(platform.strings.strings), tuple(platform.strings.families))
+
+
+@lru_cache(maxsize=8)
+def _sorted_names(names: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted(names))
 
 
 def feature_words(inputs: CodemodInputs) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shrinker.rules.predicates import PredicateTable
+from shrinker.rules.predicates import PredicateTable, removed_architectures
 from shrinker.rules.schema import Rules
 
 
@@ -41,4 +41,5 @@ class CodemodInputs:
 
     def __post_init__(self) -> None:
         if self.table is None:
-            self.table = PredicateTable(self.rules.platform)
+            self.table = PredicateTable(self.rules.platform,
+                                        architectures=removed_architectures(self.rules, self.removed.registry_keys))

@@ -11,6 +11,7 @@ from shrinker.errors import ShrinkError
 from shrinker.graph.build import ImportGraph
 from shrinker.graph.records import Decision
 from shrinker.plan.reach import Reach
+from shrinker.rules.predicates import vocabulary_patterns
 from shrinker.rules.schema import Rules
 
 
@@ -68,11 +69,8 @@ def _platform_pattern(rules: Rules) -> re.Pattern:
         words.append(re.escape(pred.name).replace(r"\*", r"\w*"))
     words += [re.escape(m).replace(r"\*", r"\w*") for m in [*rules.platform.methods, *rules.platform.classes]]
     words += [re.escape(p) for p in rules.platform.packages]
-    strings = "|".join(re.escape(s) for s in rules.platform.strings.strings)
-    upper = "|".join(re.escape(s.upper()) for s in rules.platform.strings.strings)
-    # a platform name alone or as one word of a string / enum member ("kernel_ascend", .MHA_NPU)
-    return re.compile(rf"\b(?:{'|'.join(words)})\b|[\"'](?:[\w.]*[_-])?(?:{strings})(?:[_-][\w.-]*)?[\"']"
-                      rf"|\.(?:\w*_)?(?:{upper})(?:_\w*)?\b")
+    vocabulary = vocabulary_patterns(rules.platform.strings.strings, rules.platform.strings.families)
+    return re.compile("|".join([rf"\b(?:{'|'.join(words)})\b", *vocabulary]))
 
 
 def _feature_pattern(rules: Rules) -> re.Pattern:
@@ -155,7 +153,7 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
         # Kept files that reach a module this batch deletes only under a platform guard: fold the guard
         # in this batch (first), so the import goes with its branch instead of being left dangling.
         guarded = sorted({g.module_path[u] for (u, m), why in reach.dead_edges.items()
-                          if why.code in ("platform_guard", "feature_guard") and deleted_in.get(m) == i
+                          if why.code in ("platform_guard", "feature_guard", "architecture_guard") and deleted_in.get(m) == i
                           and u in reach.kept
                           and g.module_path.get(u)})
         fold = "fold_features" if spec.features else "fold_platform"

@@ -17,9 +17,10 @@ from packaging.version import InvalidVersion, Version
 from shrinker.graph.build import ImportGraph
 from shrinker.graph.records import FROM, FROM_SUBMODULE, IMPORT, MODULE
 from shrinker.plan.registries import Problems, RegistryView, apply_registries
+from shrinker.plan.moves import RuleMove
 from shrinker.plan.roots import Move
 from shrinker.rules.patterns import pattern_matches
-from shrinker.rules.predicates import MethodNames, PredicateTable, evaluate_source
+from shrinker.rules.predicates import MethodNames, PredicateTable, evaluate_source, removed_architectures
 from shrinker.rules.schema import ModuleRule, Rules
 
 
@@ -32,7 +33,7 @@ def first_rule(rules_list: list[ModuleRule], module: str) -> tuple[int, ModuleRu
 
 @dataclass
 class DeadReason:
-    code: str  # type_checking | platform_guard | registry
+    code: str  # type_checking | platform_guard | feature_guard | architecture_guard | registry
     text: str
     registry: str = ""
 
@@ -51,6 +52,8 @@ class Reach:
     rule_problems: list[str] = field(default_factory=list)  # lenient runs only (regen)
     rule_warnings: list[str] = field(default_factory=list)  # removal rules with nothing left to remove
     moves: dict[str, Move] = field(default_factory=dict)  # roots gone, followed to their successors
+    rule_moves: list[RuleMove] = field(default_factory=list)  # other rule names that followed a move
+    rules: Rules | None = None  # the rules the plan used (with rule_moves followed), set by plan.run.analyse
 
 
 def _cached_names(rules: Rules, field: str) -> MethodNames:
@@ -75,14 +78,22 @@ def platform_class_names(rules: Rules) -> MethodNames:
 FEATURE = "feature"
 
 
+def arch_table(rules: Rules, view: RegistryView) -> PredicateTable | None:
+    """The platform table that also knows the architectures the registries remove, or None if none."""
+    removed = removed_architectures(rules, view.removed_keys)
+    return PredicateTable(rules.platform, architectures=removed) if removed else None
+
+
 def feature_table(rules: Rules) -> PredicateTable | None:
     """The predicate table with the rules' feature decisions, or None when there are none."""
     return PredicateTable(rules.platform, rules.features) if rules.features else None
 
 
 def record_dead(record: dict, importer: str, view: RegistryView, table: PredicateTable,
-                rules: Rules, features: PredicateTable | None = None) -> DeadReason | None:
-    """Why one import record runs no code on CUDA for this profile, or None if it is live."""
+                rules: Rules, features: PredicateTable | None = None,
+                architectures: PredicateTable | None = None) -> DeadReason | None:
+    """Why one import record runs no code on CUDA for this profile, or None if it is live.
+    `architectures`: the table that also knows the removed architectures (arch_table)."""
     if record.get("type_checking"):
         return DeadReason("type_checking", "only under `if TYPE_CHECKING`")
     function = record.get("function", "")
@@ -99,6 +110,10 @@ def record_dead(record: dict, importer: str, view: RegistryView, table: Predicat
     for guard in record.get("guards", []) if features is not None else ():
         if evaluate_source(guard, features, importer) is False:
             return DeadReason("feature_guard", f"only under `if {guard}` (False without the features rules.features cut)")
+    for guard in record.get("guards", []) if architectures is not None else ():
+        if evaluate_source(guard, architectures, importer) is False:
+            return DeadReason("architecture_guard",
+                              f"only under `if {guard}` (true only while serving an architecture the profile removes)")
     for deco, key in record.get("registry_keys", []):
         for reg in rules.registries:
             if reg.kind == "decorator" and reg.decorator == deco and key in view.removed_keys.get(reg.name, ()):
@@ -185,6 +200,7 @@ def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True,
     _check_roots(g, rules, problems, moves)
     table, features = PredicateTable(rules.platform), feature_table(rules)
     view = apply_registries(g, rules, problems)
+    archs = arch_table(rules, view)
     reach = Reach(registries=view, rule_problems=problems.found, rule_warnings=problems.warnings, moves=moves)
 
     # `keep` rules are the exceptions to `remove` rules (shared plumbing inside a removed folder);
@@ -232,7 +248,7 @@ def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True,
         for target, data in sorted(g.graph.adj[module].items()):
             live = None
             for record in data["imports"]:
-                dead = record_dead(record, module, view, table, rules, features)
+                dead = record_dead(record, module, view, table, rules, features, archs)
                 if dead is None:
                     live = record
                     break

@@ -15,6 +15,7 @@ from shrinker.plan.batches import BatchPlan, make_batches
 from shrinker.plan.decide import decide
 from shrinker.plan.manifests import summarize, write_manifests
 from shrinker.plan.reach import Reach, compute_reach
+from shrinker.plan.moves import find_moves, rewrite_rules
 from shrinker.plan.roots import root_moves
 from shrinker.rules.load import load_rules
 from shrinker.rules.parameters import check_parameters
@@ -38,10 +39,16 @@ class PlanResult:
 def analyse(upstream: Upstream, rules: Rules, *, jobs: int = 2, strict: bool = True,
             previous: ImportGraph | None = None) -> tuple[ImportGraph, Reach, list[Decision], list[BatchPlan]]:
     """The whole decision without writing anything (regen and tests use it on other trees).
-    `previous`: the release before (regen): a root this one lacks follows its successor there."""
+    `previous`: the release before (regen): a root this one lacks follows its successor there, and
+    a module or package another rule names follows its move (reach.rule_moves; reach.rules has them)."""
     graph = build_graph(upstream.root, jobs=jobs)
-    moves = root_moves(previous, graph, [r.module for r in rules.roots]) if previous is not None else None
+    moves, rule_moves = None, []
+    if previous is not None:
+        moves = root_moves(previous, graph, [r.module for r in rules.roots])
+        rule_moves = find_moves(rules, previous, graph)
+        rules = rewrite_rules(rules, {m.old: m.new for m in rule_moves})
     reach = compute_reach(graph, rules, strict=strict, moves=moves, version=upstream.version)
+    reach.rule_moves, reach.rules = rule_moves, rules
     decisions, _ = decide(graph, reach, rules)
     batches = make_batches(graph, reach, rules, decisions)
     return graph, reach, decisions, batches

@@ -15,6 +15,8 @@ def register(app: typer.Typer) -> None:
     def regen(
         to: Optional[str] = typer.Option(None, "--to", help="Target upstream spec (default: newest sglang on PyPI); "
                                                             "every PyPI release between the pin and it is one step."),
+        from_: Optional[str] = typer.Option(None, "--from", help="Start at this release instead of the pin "
+                                                                 "(one an earlier walk passed): resumes a walk."),
         adopt: bool = typer.Option(False, "--adopt", help="Move upstream/UPSTREAM.toml to the last step that passed "
                                                           "(and the rules' roots to the successors followed)."),
         profile: str = typer.Option("deepseek", "--profile", "-p"),
@@ -24,7 +26,7 @@ def register(app: typer.Typer) -> None:
         """Follow upstream release by release: manifests, a diff, a verified tree and a report per step."""
         from shrinker.regen.walk import walk
 
-        result = walk(to, profile=profile, adopt=adopt, with_kernel=not no_kernel, run_apply=not no_apply,
+        result = walk(to, from_spec=from_, profile=profile, adopt=adopt, with_kernel=not no_kernel, run_apply=not no_apply,
                       log=lambda msg: console.print(msg, markup=False))
         for step in result.steps:
             out.print(f"[bold]{step.from_spec} -> {step.to_spec}[/]: {step.verdict} · report {step.report}")

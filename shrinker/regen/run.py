@@ -22,11 +22,13 @@ from packaging.version import InvalidVersion, Version
 from shrinker import paths
 from shrinker.errors import ShrinkError
 from shrinker.plan.manifests import summarize, write_manifests
+from shrinker.plan.moves import follow_roots
 from shrinker.plan.run import analyse, plan_extra
 from shrinker.regen.predicates import uncovered_predicates
 from shrinker.regen.signals import key_evidence, module_evidence
 from shrinker.rules.predicates import PredicateTable
 from shrinker.rules.load import load_rules
+from shrinker.rules.schema import Rules
 from shrinker.upstream import fetch
 from shrinker.upstream.distributions import simple_files
 from shrinker.upstream.pin import read_pin
@@ -48,6 +50,8 @@ class RegenResult:
     verify_ok: bool = False
     removed_fraction: float | None = None  # of upstream's Python lines, after apply
     moves: dict[str, str] = field(default_factory=dict)  # root -> the successor it was followed to
+    rule_moves: dict[str, str] = field(default_factory=dict)  # a module/package other rules name -> where it went
+    rules: Rules | None = None  # the rules after this step: moves followed (a walk's next step starts from them)
     versions: tuple[str, str] = ("", "")  # (from, to) as the trees name them
     seconds: float = 0.0
     report: Path | None = None
@@ -127,18 +131,21 @@ def pinned_spec() -> str:
 
 
 def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: str = "deepseek",
-          with_kernel: bool = True, run_apply: bool = True, run_verify: bool = True, jobs: int = 2) -> RegenResult:
-    """One step from `from_spec` (default: the pin) to `to_spec` (default: the newest release)."""
+          with_kernel: bool = True, run_apply: bool = True, run_verify: bool = True, jobs: int = 2,
+          rules: Rules | None = None) -> RegenResult:
+    """One step from `from_spec` (default: the pin) to `to_spec` (default: the newest release).
+    `rules`: the rules as the step before left them (a walk), else the profile's file."""
     start = time.perf_counter()
     from_spec = from_spec or pinned_spec()
     to_spec = to_spec or newest_on_pypi()
     check_target(from_spec, to_spec)
-    rules = load_rules(profile)
+    rules = rules or load_rules(profile)
     old_up = fetch(from_spec, with_kernel=with_kernel, pin=False)
     new_up = fetch(to_spec, with_kernel=with_kernel, pin=False)
     old_graph, old_reach, old_decisions, _ = analyse(old_up, rules, jobs=jobs, strict=False)
     new_graph, new_reach, new_decisions, new_batches = analyse(new_up, rules, jobs=jobs, strict=False,
                                                                previous=old_graph)
+    rules = new_reach.rules or rules  # from here on with the moves followed: judged, applied, verified so
     result = RegenResult(old_up.spec, new_up.spec, cache_hit_rate=new_graph.stats.hit_rate,
                          versions=(old_up.version, new_up.version))
     old_py = {p for p in old_graph.module_path.values() if p}
@@ -164,7 +171,10 @@ def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: 
         "rules_whose_targets_vanished": list(new_reach.rule_problems),
     }
     result.moves = {root: move.successor for root, move in new_reach.moves.items()}
+    result.rule_moves = {m.old: m.new for m in new_reach.rule_moves}
+    result.rules = follow_roots(rules, result.moves)
     result.decided = {"roots_followed": [m.note(old_up.version) for m in new_reach.moves.values()],
+                      "rule_names_followed": [m.note(new_up.version) for m in new_reach.rule_moves],
                       "new_registry_keys": decided,
                       "platform_predicates_folded": [f"{n}() is False on CUDA: {table.rule_for(n).reason} "
                                                      f"(tested in {', '.join(u[:3])})" for n, u in sorted(folded.items())]}
@@ -179,7 +189,7 @@ def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: 
         from shrinker.apply.run import apply_batches
 
         result.apply_run = True
-        outcomes = apply_batches(profile, all_batches=True, reset=True, jobs=jobs, spec=new_up.spec)
+        outcomes = apply_batches(profile, all_batches=True, reset=True, jobs=jobs, spec=new_up.spec, rules=rules)
         result.apply_ok = bool(outcomes) and all(o.gate == "passed" for o in outcomes)
         result.removed_fraction = _removed_fraction(profile, new_up.version)
         failed = [o for o in outcomes if o.gate == "failed"]
@@ -189,7 +199,7 @@ def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: 
                 for f in failed[0].findings]
         if run_verify and result.apply_ok:
             result.verify_run = True
-            result.verify_ok = _verify(profile, new_up)
+            result.verify_ok = _verify(profile, new_up, rules)
     result.seconds = round(time.perf_counter() - start, 2)
     result.report = write_regen_report(result, profile, old_up.version, new_up.version)
     return result
@@ -236,13 +246,13 @@ def _removed_fraction(profile: str, version: str) -> float | None:
         return None
 
 
-def _verify(profile: str, upstream) -> bool:
+def _verify(profile: str, upstream, rules: Rules) -> bool:
     try:
         from shrinker.verify import verify_tree  # type: ignore[attr-defined]
     except ImportError:
         return True  # the apply gate already ran; the verify stage is not installed
     outcome = verify_tree(paths.work_tree_dir(profile, upstream.version), upstream.root, profile=profile,
-                          report_dir=paths.reports_dir(profile, upstream.version))
+                          report_dir=paths.reports_dir(profile, upstream.version), rules=rules)
     return bool(getattr(outcome, "passed", outcome))
 
 

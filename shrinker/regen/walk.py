@@ -18,7 +18,9 @@ from pathlib import Path
 from packaging.version import Version
 
 from shrinker import paths
+from shrinker.plan.moves import adopt_moves
 from shrinker.regen.run import RegenResult, check_target, newest_on_pypi, pinned_spec, pypi_releases, regen
+from shrinker.rules.load import load_rules
 from shrinker.upstream import fetch
 from shrinker.upstream.spec import parse_spec
 
@@ -52,19 +54,25 @@ def releases_between(from_spec: str, to_spec: str) -> list[str]:
     return [f"pypi:{new.name}=={v}" for v in pypi_releases(new.name) if low < v <= high]
 
 
-def walk(to_spec: str | None = None, *, profile: str = "deepseek", adopt: bool = False,
-         with_kernel: bool = True, run_apply: bool = True, jobs: int = 2, log=lambda msg: None) -> WalkResult:
+def walk(to_spec: str | None = None, *, from_spec: str | None = None, profile: str = "deepseek",
+         adopt: bool = False, with_kernel: bool = True, run_apply: bool = True, jobs: int = 2,
+         log=lambda msg: None) -> WalkResult:
+    """`from_spec` (default: the pin) resumes a walk at a release an earlier walk passed."""
     start = time.perf_counter()
     pin = pinned_spec()
+    origin = from_spec or pin
+    if from_spec and from_spec != pin:
+        check_target(pin, from_spec)  # a release after the pin, one PyPI has
     to_spec = to_spec or newest_on_pypi()
-    check_target(pin, to_spec)
-    result = WalkResult(pin, to_spec, planned=releases_between(pin, to_spec))
-    previous = pin
+    check_target(origin, to_spec)
+    result = WalkResult(origin, to_spec, planned=releases_between(origin, to_spec))
+    previous, rules = origin, load_rules(profile)
     for i, spec in enumerate(result.planned, 1):
         log(f"step {i}/{len(result.planned)}: {previous} -> {spec}")
         step = regen(spec, from_spec=previous, profile=profile, with_kernel=with_kernel, run_apply=run_apply,
-                     jobs=jobs)
+                     jobs=jobs, rules=rules)
         result.steps.append(step)
+        rules = step.rules or rules  # moved roots and rule names carry on to the next release
         log(f"step {i}/{len(result.planned)}: {step.verdict} ({step.seconds:.0f} s)")
         if any(step.attention.values()) or (run_apply and not step.ok):
             break  # a later release builds on this one: nothing past it can be trusted
@@ -77,6 +85,7 @@ def walk(to_spec: str | None = None, *, profile: str = "deepseek", adopt: bool =
     if adopt and passed:
         fetch(passed[-1].to_spec, with_kernel=with_kernel, pin=True)
         follow_moved_roots(paths.rules_dir() / f"{profile}.toml", passed)
+        follow_moved_names(paths.rules_dir() / f"{profile}.toml", passed)
         result.adopted = passed[-1].to_spec
     result.seconds = round(time.perf_counter() - start, 2)
     result.report = write_walk_report(result, profile)
@@ -97,6 +106,18 @@ def follow_moved_roots(rules_file: Path, steps: list[RegenResult]) -> list[str]:
             if re.search(rf"^{re.escape(line)}$", text, flags=re.M):
                 text = re.sub(rf"^{re.escape(line)}$", ROOT_LINE.format(new), text, flags=re.M)
                 done.append(f"{old} -> {new}")
+    if done:
+        rules_file.write_text(text)
+    return done
+
+
+def follow_moved_names(rules_file: Path, steps: list[RegenResult]) -> list[str]:
+    """Rewrite the quoted rule names under every prefix a step followed to its new place, step by
+    step (a -> b, then b -> c gives c); the rest of the file stays byte for byte."""
+    text, done = rules_file.read_text(), []
+    for step in steps:
+        text, moved = adopt_moves(text, step.rule_moves)
+        done += moved
     if done:
         rules_file.write_text(text)
     return done

@@ -19,7 +19,7 @@ import networkx as nx
 
 from shrinker.graph.build import ImportGraph
 from shrinker.graph.records import IMPLICIT_PARENT, REGISTRY, STRING
-from shrinker.plan.reach import Reach, feature_table, pattern_matches, record_dead
+from shrinker.plan.reach import Reach, arch_table, feature_table, pattern_matches, record_dead
 from shrinker.rules.predicates import PredicateTable
 from shrinker.rules.schema import Rules
 
@@ -38,6 +38,7 @@ class PlannedGraph:
 def planned_graph(g: ImportGraph, reach: Reach, rules: Rules) -> PlannedGraph:
     """The graph the planner walked, restricted to live edges between kept modules."""
     table, view, features = PredicateTable(rules.platform), reach.registries, feature_table(rules)
+    archs = arch_table(rules, view)
     pg = nx.DiGraph()
     pg.add_node(VROOT)
     pg.add_nodes_from(sorted(reach.kept))
@@ -46,7 +47,7 @@ def planned_graph(g: ImportGraph, reach: Reach, rules: Rules) -> PlannedGraph:
             if v not in reach.kept or (u, v) in reach.dead_edges:
                 continue
             # Keep every live record (not just the first the planner stopped at): each is a site to cut.
-            live = [r for r in data["imports"] if record_dead(r, u, view, table, rules, features) is None]
+            live = [r for r in data["imports"] if record_dead(r, u, view, table, rules, features, archs) is None]
             if live:
                 pg.add_edge(u, v, records=live)
     for scanner, module, reason in view.scan_edges:

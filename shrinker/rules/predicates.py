@@ -8,7 +8,7 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 import re
 from functools import lru_cache
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import libcst as cst
 
@@ -39,14 +39,40 @@ class MethodNames:
 
 class PlatformStrings(frozenset):
     """Platform names (`"npu"`, `"aiter"`): a text names a platform when it is one, or when one of its
-    `_`/`-` separated words is (`"kernel_ascend"`, `AttnForwardMethod.MHA_NPU` -> "mha_npu")."""
+    `_`/`-` separated words is (`"kernel_ascend"`, `AttnForwardMethod.MHA_NPU` -> "mha_npu"). A word
+    that is a chip family prefix followed by digits (`gfx` -> `gfx1250`) names one too."""
+
+    def __new__(cls, strings: Iterable[str] = (), families: Iterable[str] = ()):
+        self = super().__new__(cls, strings)
+        self.family = (re.compile(rf"^(?:{'|'.join(map(re.escape, sorted(families)))})\d+$")
+                       if families else None)
+        return self
+
+    def __init__(self, strings: Iterable[str] = (), families: Iterable[str] = ()) -> None:
+        super().__init__()
+
+    def word(self, word: str) -> bool:
+        return frozenset.__contains__(self, word) or bool(self.family and self.family.match(word))
 
     def __contains__(self, text: object) -> bool:
         if not isinstance(text, str):
             return False
         low = text.lower()
-        return frozenset.__contains__(self, low) or any(
-            frozenset.__contains__(self, word) for word in re.split(r"[_-]", low))
+        return self.word(low) or any(self.word(word) for word in re.split(r"[_-]", low))
+
+
+def vocabulary_patterns(strings: Sequence[str], families: Sequence[str] = ()) -> list[str]:
+    """Regex alternatives for text that names a platform of the vocabulary (a cheap pre-filter of the
+    files a fold must read): a quoted name or one word of one ("kernel_ascend"), an enum member
+    (.MHA_NPU), and a predicate named for it (`_is_xpu_available`, `is_gfx1250_supported`)."""
+    words = [re.escape(s) for s in strings] + [re.escape(f) + r"\d+" for f in families]
+    if not words:
+        return []
+    either = "|".join(words)
+    upper = "|".join([re.escape(s.upper()) for s in strings] + [re.escape(f.upper()) + r"\d+" for f in families])
+    return [rf"""['"](?:[\w.]*[_-])?(?:{either})(?:[_-][\w.-]*)?['"]""",
+            rf"\.(?:\w*_)?(?:{upper})(?:_\w*)?\b",
+            rf"\b_?(?:is|use|has)_(?:{either})(?:_\w*)?\b"]
 
 
 def without_predicates(platform: Platform) -> Platform:
@@ -61,12 +87,15 @@ class PredicateTable:
     With `features` (rules.features) the table also knows what a product decision fixes: feature
     predicates (`mambaish_config(cfg)` -> None), values a name never holds (`fa_impl_ver` != 4)."""
 
-    def __init__(self, platform: Platform, features: Sequence[Feature] = ()):
+    def __init__(self, platform: Platform, features: Sequence[Feature] = (), architectures: Iterable[str] = ()):
         self.platform = platform
+        # Architectures the profile removes: `arch == "Qwen2ForCausalLM"` holds only while serving one,
+        # which the pruned tree cannot (its model registry lacks it), so the test is False there.
+        self.architectures = frozenset(architectures)
         predicates = [*platform.predicates, *(p for f in features for p in f.predicates)]
         self._exact = {p.name: p for p in predicates if not any(c in p.name for c in "*?[")}
         self._globs = [p for p in predicates if any(c in p.name for c in "*?[")]
-        self.strings = PlatformStrings(platform.strings.strings)
+        self.strings = PlatformStrings(platform.strings.strings, platform.strings.families)
         self.values: dict[str, FeatureValue] = {v.name: v for f in features for v in f.values}
         self.features = tuple(features)
 
@@ -96,7 +125,7 @@ class PredicateTable:
         (`is_cuda_or_hip()`, `is_not_npu()` stay unknown), and only calls (a bare name may be a variable)."""
         m = PREDICATE_NAME.match(name)
         word = m.group(1).lower() if m else ""
-        if not word or not frozenset.__contains__(self.strings, word):
+        if not word or not self.strings.word(word):
             return None
         return Predicate(name=name, value=False, calls_only=True,
                          reason=f"named for another platform ('{word}', the [platform.strings] vocabulary)")
@@ -257,12 +286,36 @@ def _compare(left: cst.BaseExpression, target: cst.ComparisonTarget, table: Pred
         text = platform_name(right) if platform_name(left) is None else platform_name(left)
         if text is not None and text in table.strings:
             return isinstance(op, cst.NotEqual)
-        return None
+        return architecture_compare(left, target, table.architectures)
     if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
         values = [_string_value(e.value) for e in right.elements]
         if values and all(v is not None and v in table.strings for v in values):
             return isinstance(op, cst.NotIn)
+    return architecture_compare(left, target, table.architectures)
+
+
+def architecture_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
+                         architectures: frozenset[str]) -> bool | None:
+    """`x == "Qwen2ForCausalLM"` / `x != ...` / `x in ("LlamaForCausalLM", ...)` where every string is an
+    architecture the profile removes: False (True for != / not in). Only literals written in the test
+    count: `"Qwen2ForCausalLM" in SUPPORTED` asks a collection, not the served model, and stays."""
+    if not architectures:
+        return None
+    op, right = target.operator, target.comparator
+    if isinstance(op, (cst.Equal, cst.NotEqual)):
+        if _string_value(left) in architectures or _string_value(right) in architectures:
+            return isinstance(op, cst.NotEqual)
+    elif isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        values = [_string_value(e.value) for e in right.elements]
+        if values and all(v in architectures for v in values):
+            return isinstance(op, cst.NotIn)
     return None
+
+
+def removed_architectures(rules, removed_keys) -> frozenset[str]:
+    """The architectures the plan removes: the removed keys of every model-scan registry."""
+    names = (r.name for r in rules.registries if r.kind == "module_scan")
+    return frozenset(k for n in names for k in removed_keys.get(n, ()))
 
 
 @lru_cache(maxsize=65536)

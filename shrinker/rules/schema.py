@@ -54,6 +54,9 @@ class PlatformStrings(_Strict):
     device_keys: list[str] = Field(default_factory=list,
                                    description="Keys dropped from a device-keyed table (a dict literal with a "
                                                "platform-string key), though not platform strings elsewhere.")
+    families: list[str] = Field(default_factory=list,
+                                description="Prefixes of another vendor's chip names: a word that is one followed "
+                                            "by digits names that platform too (`gfx` -> gfx942, gfx1250).")
 
 
 class FixedParameter(_Strict):
@@ -201,8 +204,8 @@ class RequirementKeep(_Strict):
     name: str = Field(description="The distribution as pyproject names it (any spelling; compared canonically).")
     reason: str
     when: list[str] = Field(default_factory=list,
-                            description="Tree paths: kept only while one of them is in the tree (the code that "
-                                        "needs it); empty: always.")
+                            description="Modules (dotted, a file or a package) or tree paths: kept only while "
+                                        "one of them is in the tree (the code that needs it); empty: always.")
 
 
 class Requirements(_Strict):

@@ -459,3 +459,55 @@ class TestDeadBranches(PlatformCodemodTest):
                 x = x.cuda()
             """
         )
+
+
+def removed_architecture_inputs() -> CodemodInputs:
+    """The deepseek rules with Qwen2/Llama removed by the model registry (as the plan records it)."""
+    keys = {"models": frozenset({"Qwen2ForCausalLM", "LlamaForCausalLM"})}
+    return CodemodInputs(rules=load_rules("deepseek"), removed=Removed(registry_keys=keys))
+
+
+class TestRemovedArchitectures(PlatformCodemodTest):
+    TRANSFORM = RemoveDeadBranches
+
+    def test_a_test_for_a_removed_architecture_goes_with_its_branch(self) -> None:
+        # 0.5.18 startup_weight_load._get_canonical_model_class: one branch per architecture, each
+        # importing its model lazily; the removed ones go, the kept one and the rest stay.
+        self.assertCodemod(
+            """
+            def canonical(architecture: str):
+                if architecture == "Qwen2ForCausalLM":
+                    from sglang.srt.models.qwen2 import Qwen2ForCausalLM
+
+                    return Qwen2ForCausalLM
+                if architecture == "DeepseekV3ForCausalLM":  # kept
+                    return deepseek()
+                if architecture in ("LlamaForCausalLM", "Qwen2ForCausalLM"):
+                    return llama()
+                if architecture != "LlamaForCausalLM":
+                    note()
+                raise ValueError(architecture)
+            """,
+            """
+            def canonical(architecture: str):
+                if architecture == "DeepseekV3ForCausalLM":  # kept
+                    return deepseek()
+                note()
+                raise ValueError(architecture)
+            """,
+            inputs=removed_architecture_inputs(),
+        )
+
+    def test_membership_in_a_collection_or_a_kept_name_stays(self) -> None:
+        # `"X" in SUPPORTED` asks a collection, not the served model; a mixed tuple may hold a kept one
+        self.assertUnchanged(
+            """
+            if "Qwen2ForCausalLM" in SUPPORTED:
+                a()
+            if arch in ("Qwen2ForCausalLM", "DeepseekV3ForCausalLM"):
+                b()
+            if arch == "Qwen3ForCausalLM":  # not removed in these inputs
+                c()
+            """,
+            inputs=removed_architecture_inputs(),
+        )

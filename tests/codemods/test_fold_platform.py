@@ -486,3 +486,30 @@ def test_pure_methods_from_the_rules_let_a_platform_test_fold():
     out = transform_source(src, path="x.py", module="x", inputs=inputs, codemods=["fold_platform"]).code
     assert "return npu()" not in out  # decided: a pure query and a False predicate
     assert "self.flush()" in out  # an unknown call keeps its test (its side effect stays)
+
+
+def test_a_removed_architecture_folds_inside_a_larger_test() -> None:
+    from shrinker.codemods.inputs import CodemodInputs, Removed
+    from shrinker.rules.load import load_rules
+    from tests.codemods.helpers import run_transform
+
+    inputs = CodemodInputs(rules=load_rules("deepseek"),
+                           removed=Removed(registry_keys={"models": frozenset({"Qwen2ForCausalLM"})}))
+    code, _ = run_transform(FoldPlatformPredicates, 'if ready and arch != "Qwen2ForCausalLM":\n    go()\n', inputs)
+    assert code == "if ready:\n    go()\n"
+    code, _ = run_transform(FoldPlatformPredicates, 'if ready or arch == "Qwen2ForCausalLM":\n    go()\n', inputs)
+    assert code == "if ready:\n    go()\n"
+
+
+def test_a_removed_architecture_test_with_side_effects_stays_without_a_finding() -> None:
+    # 0.5.16 eagle_worker_v2: `...hf_config.architectures[0] == "Qwen3MoeForCausalLMMTP"` (a subscript)
+    from shrinker.codemods.inputs import CodemodInputs, Removed
+    from shrinker.rules.load import load_rules
+    from tests.codemods.helpers import run_transform
+
+    inputs = CodemodInputs(rules=load_rules("deepseek"),
+                           removed=Removed(registry_keys={"models": frozenset({"Qwen2ForCausalLM"})}))
+    src = 'if cfg.architectures[0] == "Qwen2ForCausalLM":\n    go()\n'
+    code, instance = run_transform(FoldPlatformPredicates, src, inputs)
+    assert code == src
+    assert instance.findings == []

@@ -144,3 +144,25 @@ def test_module_patterns(pattern, module, expected):
     from shrinker.plan.reach import pattern_matches
 
     assert pattern_matches(pattern, module) is expected
+
+
+def test_an_import_only_for_a_removed_architecture_is_dead():
+    # 0.5.18 startup_weight_load: `if architecture == "Qwen2ForCausalLM": from ..models.qwen2 import ...`
+    from shrinker.plan.reach import arch_table, record_dead
+    from shrinker.plan.registries import RegistryView
+    from shrinker.rules.load import load_rules
+
+    rules = load_rules("deepseek")
+    view = RegistryView(removed_keys={"models": {"Qwen2ForCausalLM", "LlamaForCausalLM"}})
+    archs = arch_table(rules, view)
+    table = archs.__class__(rules.platform)
+
+    def why(guard):
+        record = {"guards": [guard], "function": "canonical", "scope": "function"}
+        return record_dead(record, "pkg.load", view, table, rules, architectures=archs)
+
+    assert why('architecture == "Qwen2ForCausalLM"').code == "architecture_guard"
+    assert why('arch in ("LlamaForCausalLM", "Qwen2ForCausalLM")').code == "architecture_guard"
+    assert why('architecture == "DeepseekV3ForCausalLM"') is None
+    assert why('"Qwen2ForCausalLM" in supported') is None
+    assert record_dead({"guards": ['architecture == "Qwen2ForCausalLM"']}, "pkg.load", view, table, rules) is None

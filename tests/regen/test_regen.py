@@ -231,3 +231,33 @@ def test_a_gate_finding_on_a_removed_module_names_the_keep_rule_that_would_settl
         '; settle with [[keep]] pattern = "sglang.srt.multimodal.audio_from_video", since = "0.5.17", '
         'reason = "..." if kept code needs it, or a rule that removes its user')
     assert settling_rule("[undefined_names] python/a.py:3 undefined name 'x'", "0.5.17") == ""
+
+
+def test_a_walk_resumed_from_a_release_starts_there_and_checks_it(monkeypatch, tmp_path):
+    from packaging.version import Version
+
+    from shrinker.errors import ShrinkError
+    from shrinker.regen import walk
+    from shrinker.regen.run import RegenResult
+
+    monkeypatch.setenv("SHRINK_ROOT", str(tmp_path))
+    releases = [Version(v) for v in ("0.5.16", "0.5.17", "0.5.18", "0.5.19")]
+    monkeypatch.setattr(walk, "pypi_releases", lambda name: releases)
+    monkeypatch.setattr("shrinker.regen.run.pypi_releases", lambda name: releases)
+    monkeypatch.setattr(walk, "pinned_spec", lambda: "pypi:sglang==0.5.16")
+    monkeypatch.setattr(walk, "load_rules", lambda profile: "rules as written")
+    seen = []
+
+    def step(spec, *, from_spec, rules, **_):
+        seen.append((from_spec, spec, rules))
+        return RegenResult(from_spec, spec, apply_ok=True, verify_ok=True, rules=f"rules after {spec}",
+                           versions=(from_spec.split("==")[1], spec.split("==")[1]))
+
+    monkeypatch.setattr(walk, "regen", step)
+    result = walk.walk("pypi:sglang==0.5.19", from_spec="pypi:sglang==0.5.17")
+    # each step starts from the rules the step before left (roots and names that followed a move)
+    assert seen == [("pypi:sglang==0.5.17", "pypi:sglang==0.5.18", "rules as written"),
+                    ("pypi:sglang==0.5.18", "pypi:sglang==0.5.19", "rules after pypi:sglang==0.5.18")]
+    assert result.ok and result.report.name == "regen-0.5.17-to-0.5.19.md"
+    with pytest.raises(ShrinkError, match="not newer than the pin"):
+        walk.walk("pypi:sglang==0.5.19", from_spec="pypi:sglang==0.5.15")

@@ -241,3 +241,16 @@ def test_a_kept_distribution_as_near_satisfies_a_name_only_one_wheel_provides(tm
     assert hub.via == ["timm", "transformers"] and hub.kept_via == ["transformers"]
     # `cuda` is a namespace of two wheels: torchish (kept) pulls in one part, cuda-python the other
     assert by["cuda-python"].kept and "the nearest declared provider" in by["cuda-python"].reason
+
+
+def test_a_keep_condition_may_name_a_module_a_file_or_a_package(tmp_path):
+    # 0.5.18 turned kernels/jit/utils/compile.py into a package: a module name survives that, a path does not
+    from shrinker.apply.requirements import _present
+
+    (tmp_path / "python" / "app" / "jit" / "compile").mkdir(parents=True)
+    (tmp_path / "python" / "app" / "jit" / "compile" / "__init__.py").write_text("")
+    (tmp_path / "python" / "app" / "jit" / "deps.py").write_text("")
+    assert _present(tmp_path, "app.jit.compile") == "python/app/jit/compile/__init__.py"
+    assert _present(tmp_path, "app.jit.deps") == "python/app/jit/deps.py"
+    assert _present(tmp_path, "python/app/jit/deps.py") == "python/app/jit/deps.py"
+    assert _present(tmp_path, "python/app/jit/compile.py") is None and _present(tmp_path, "app.jit.gone") is None

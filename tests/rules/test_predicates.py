@@ -34,3 +34,15 @@ def test_no_vocabulary_no_fallback():
     table = PredicateTable(Platform.model_validate({"strings": {"strings": [], "reason": "none"}, "predicates": [],
                                                     "methods": [], "packages": []}))
     assert table.rule_for("is_npu_available") is None
+
+
+def test_a_chip_family_word_names_its_platform():
+    from shrinker.rules.load import load_rules
+    from shrinker.rules.predicates import PlatformStrings, PredicateTable
+
+    strings = PlatformStrings(["npu"], ["gfx"])
+    assert "gfx1250" in strings and "arch_gfx942" in strings and "npu" in strings
+    assert "gfx" not in strings and "gfxfoo" not in strings and "cuda" not in strings
+    table = PredicateTable(load_rules("deepseek").platform)
+    assert table.value("is_gfx1250_supported", called=True) is False  # 0.5.19, by the vocabulary
+    assert table.value("is_sm121", called=True) is None  # a CUDA chip: runtime code
