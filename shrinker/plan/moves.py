@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from shrinker.graph.build import ImportGraph
+from shrinker.plan.roots import Move, root_moves
 from shrinker.rules.schema import Rules
 
 ALIKE = 0.5  # share of lines in common (difflib's quick ratio) for a file to count as moved, not rewritten
@@ -199,3 +200,11 @@ def follow_roots(rules: Rules, successors: dict[str, str]) -> Rules:
         return rules
     roots = [r.model_copy(update={"module": successors.get(r.module, r.module)}) for r in rules.roots]
     return rules.model_copy(update={"roots": roots})
+
+
+def follow_release(rules: Rules, previous: ImportGraph, graph: ImportGraph) -> tuple[Rules, dict[str, Move], list[RuleMove]]:
+    """What the rules become from the release `previous` to `graph`: the rules with the other names'
+    moves followed (roots as written: the plan follows them and notes it), the roots' moves, the names'."""
+    roots = root_moves(previous, graph, [r.module for r in rules.roots])
+    names = find_moves(rules, previous, graph)
+    return rewrite_rules(rules, {m.old: m.new for m in names}), roots, names

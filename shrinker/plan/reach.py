@@ -50,7 +50,7 @@ class Reach:
     dead_edges: dict[tuple[str, str], DeadReason] = field(default_factory=dict)
     registries: RegistryView = field(default_factory=RegistryView)
     rule_problems: list[str] = field(default_factory=list)  # lenient runs only (regen)
-    rule_warnings: list[str] = field(default_factory=list)  # removal rules with nothing left to remove
+    rule_warnings: list[str] = field(default_factory=list)  # removal rules and kept keys with nothing left
     moves: dict[str, Move] = field(default_factory=dict)  # roots gone, followed to their successors
     rule_moves: list[RuleMove] = field(default_factory=list)  # other rule names that followed a move
     rules: Rules | None = None  # the rules the plan used (with rule_moves followed), set by plan.run.analyse

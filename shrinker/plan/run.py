@@ -15,8 +15,7 @@ from shrinker.plan.batches import BatchPlan, make_batches
 from shrinker.plan.decide import decide
 from shrinker.plan.manifests import summarize, write_manifests
 from shrinker.plan.reach import Reach, compute_reach
-from shrinker.plan.moves import find_moves, rewrite_rules
-from shrinker.plan.roots import root_moves
+from shrinker.plan.moves import follow_release
 from shrinker.rules.load import load_rules
 from shrinker.rules.parameters import check_parameters
 from shrinker.rules.schema import Rules
@@ -44,9 +43,7 @@ def analyse(upstream: Upstream, rules: Rules, *, jobs: int = 2, strict: bool = T
     graph = build_graph(upstream.root, jobs=jobs)
     moves, rule_moves = None, []
     if previous is not None:
-        moves = root_moves(previous, graph, [r.module for r in rules.roots])
-        rule_moves = find_moves(rules, previous, graph)
-        rules = rewrite_rules(rules, {m.old: m.new for m in rule_moves})
+        rules, moves, rule_moves = follow_release(rules, previous, graph)
     reach = compute_reach(graph, rules, strict=strict, moves=moves, version=upstream.version)
     reach.rule_moves, reach.rules = rule_moves, rules
     decisions, _ = decide(graph, reach, rules)

@@ -160,10 +160,12 @@ def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: 
     kept_paths = {d.path for d in new_decisions if d.keep}
     evidence = key_evidence(new_up.root, kept_paths, rules.regen.signal_paths, new_keys)
     scans = {r.name: r.package for r in rules.registries if r.kind == "module_scan"}
-    for pair, why in module_evidence(new_graph, scans, new_keys, rules.regen.signal_modules).items():
+    own, other_family = module_evidence(new_graph, scans, new_keys, rules.regen.signal_modules,
+                                        rules.regen.family_words)
+    for pair, why in own.items():
         evidence.setdefault(pair, []).extend(why)
     questions, decided = _judge_new_keys(new_keys, new_reach.registries.removed_keys, evidence,
-                                         {c.key: c.reason for c in rules.regen.confirmed_removed})
+                                         {c.key: c.reason for c in rules.regen.confirmed_removed}, other_family)
     table = PredicateTable(rules.platform)
     folded = {n: u for n, u in fresh.items() if table.rule_for(n) is not None}
     result.attention = {
@@ -178,7 +180,7 @@ def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: 
                       "new_registry_keys": decided,
                       "platform_predicates_folded": [f"{n}() is False on CUDA: {table.rule_for(n).reason} "
                                                      f"(tested in {', '.join(u[:3])})" for n, u in sorted(folded.items())]}
-    result.warnings = {"removal_rules_with_nothing_to_remove": list(new_reach.rule_warnings),
+    result.warnings = {"rules_with_nothing_left_to_act_on": list(new_reach.rule_warnings),
                        "predicates_kept_as_runtime_checks": [f"{n} (tested in {', '.join(u[:3])}; no platform word)"
                                                              for n, u in sorted(fresh.items()) if n not in folded]}
     out_dir = paths.manifests_dir(profile, new_up.version)
@@ -206,15 +208,26 @@ def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: 
 
 
 def _judge_new_keys(new_keys: dict[str, list[str]], removed: dict[str, set[str]],
-                    evidence: dict[tuple[str, str], list[str]], confirmed: dict[str, str]) -> tuple[list[str], list[str]]:
+                    evidence: dict[tuple[str, str], list[str]], confirmed: dict[str, str],
+                    other_family: dict[tuple[str, str], list[str]] | None = None) -> tuple[list[str], list[str]]:
     """(questions for a person, decided lines): a new key the keep list names is kept, one it does not
     is removed; a removed one that kept signal code names is a question, with the rule settling it.
-    `confirmed`: `registry:key` -> the reason a person gave for removing it anyway."""
+    `confirmed`: `registry:key` -> the reason a person gave for removing it anyway; a draft model
+    (`<key>NextN`, `<key>MTP`) of a confirmed key is settled with it. `other_family`: another model
+    family's architectures built on kept code (removed, with that evidence, no question)."""
+    other_family = other_family or {}
     questions, decided = [], []
     for reg, keys in sorted(new_keys.items()):
         for key in keys:
+            base = _draft_base(key, reg, confirmed)
+            if base:
+                confirmed = {**confirmed, f"{reg}:{key}": f"the draft model of {base}: {confirmed[f'{reg}:{base}']}"}
             if key not in removed.get(reg, set()):
                 decided.append(f"{reg}: {key} kept (named by the {reg} keep rule)")
+            elif (reg, key) in other_family and (reg, key) not in evidence:
+                decided.append(f"{reg}: {key} removed (not in the {reg} keep list; built on kept-architecture code "
+                               f"({', '.join(other_family[reg, key])}) but named for another model family: "
+                               f"no [regen].family_words word in its name or module)")
             elif (reg, key) in evidence and f"{reg}:{key}" not in confirmed:
                 questions.append(f"{reg}: {key} is removed, but kept code selects it or it belongs to a kept architecture ({', '.join(evidence[reg, key])}); "
                                  f"settle with one line: add \"{key}\" to the {reg} keep list, or "
@@ -224,6 +237,17 @@ def _judge_new_keys(new_keys: dict[str, list[str]], removed: dict[str, set[str]]
                        else "no kept signal code selects it, no kept-architecture module registers it")
                 decided.append(f"{reg}: {key} removed (not in the {reg} keep list; {why})")
     return questions, decided
+
+
+DRAFT_SUFFIXES = ("NextN", "MTP")
+
+
+def _draft_base(key: str, reg: str, confirmed: dict[str, str]) -> str:
+    """The confirmed-removed architecture `key` is the draft (MTP) model of, or ""."""
+    for suffix in DRAFT_SUFFIXES:
+        if key.endswith(suffix) and f"{reg}:{key[:-len(suffix)]}" in confirmed:
+            return key[:-len(suffix)]
+    return ""
 
 
 USED_REMOVED = re.compile(r"from removed module (?P<module>[\w.]+) is still used")

@@ -91,21 +91,29 @@ def key_evidence(tree: Path, kept_paths: set[str], signal_paths: list[str],
     return {(reg, key): places[key] for reg, ks in keys.items() for key in ks if key in places}
 
 
-def module_evidence(g, scan_packages: dict[str, str], keys: dict[str, list[str]],
-                    signal_modules: list[str]) -> dict[tuple[str, str], list[str]]:
-    """(registry, key) -> why the module registering a new architecture ties it to the kept ones.
+def module_evidence(g, scan_packages: dict[str, str], keys: dict[str, list[str]], signal_modules: list[str],
+                    family_words: list[str] = ()) -> tuple[dict[tuple[str, str], list[str]], dict[tuple[str, str], list[str]]]:
+    """(registry, key) -> why the module registering a new architecture ties it to the kept ones, in two
+    parts: (the profile's own family: the key or its module names one of `family_words`, or no words
+    are given; another family's model built on kept code). The first is a question, the second is not.
 
     scan_packages: module-scan registry name -> the package whose modules' EntryClass are its keys."""
-    out: dict[tuple[str, str], list[str]] = {}
+    own: dict[tuple[str, str], list[str]] = {}
+    other: dict[tuple[str, str], list[str]] = {}
+    words = [w.lower() for w in family_words]
     for reg, package in scan_packages.items():
         wanted = set(keys.get(reg, ()))
         for module in sorted(m for m in g.facts if m.startswith(package + ".")):
             facts = g.facts[module]
             for key in sorted(wanted & set(facts.entry_class)):
                 if any(pattern_matches(p, module) for p in signal_modules):
-                    out.setdefault((reg, key), []).append(f"registered by {module}, a kept-architecture module")
-                    continue
-                tied = sorted({i.target for i in facts.imports if any(pattern_matches(p, i.target) for p in signal_modules)})
-                if tied:
-                    out.setdefault((reg, key), []).append(f"registered by {module}, which imports {', '.join(tied[:2])}")
-    return out
+                    why = f"registered by {module}, a kept-architecture module"
+                else:
+                    tied = sorted({i.target for i in facts.imports
+                                   if any(pattern_matches(p, i.target) for p in signal_modules)})
+                    if not tied:
+                        continue
+                    why = f"registered by {module}, which imports {', '.join(tied[:2])}"
+                family = not words or any(w in key.lower() or w in module.rsplit(".", 1)[-1].lower() for w in words)
+                (own if family else other).setdefault((reg, key), []).append(why)
+    return own, other

@@ -18,9 +18,11 @@ from pathlib import Path
 from packaging.version import Version
 
 from shrinker import paths
-from shrinker.plan.moves import adopt_moves
+from shrinker.graph.build import build_graph
+from shrinker.plan.moves import adopt_moves, follow_release, follow_roots
 from shrinker.regen.run import RegenResult, check_target, newest_on_pypi, pinned_spec, pypi_releases, regen
 from shrinker.rules.load import load_rules
+from shrinker.rules.schema import Rules
 from shrinker.upstream import fetch
 from shrinker.upstream.spec import parse_spec
 
@@ -67,6 +69,8 @@ def walk(to_spec: str | None = None, *, from_spec: str | None = None, profile: s
     check_target(origin, to_spec)
     result = WalkResult(origin, to_spec, planned=releases_between(origin, to_spec))
     previous, rules = origin, load_rules(profile)
+    if origin != pin:
+        rules = rules_at(rules, pin, origin, with_kernel=with_kernel, jobs=jobs, log=log)
     for i, spec in enumerate(result.planned, 1):
         log(f"step {i}/{len(result.planned)}: {previous} -> {spec}")
         step = regen(spec, from_spec=previous, profile=profile, with_kernel=with_kernel, run_apply=run_apply,
@@ -90,6 +94,19 @@ def walk(to_spec: str | None = None, *, from_spec: str | None = None, profile: s
     result.seconds = round(time.perf_counter() - start, 2)
     result.report = write_walk_report(result, profile)
     return result
+
+
+def rules_at(rules: Rules, pin: str, origin: str, *, with_kernel: bool, jobs: int, log=lambda msg: None) -> Rules:
+    """The rules as a walk from the pin carries them to `origin` (a resumed walk): the roots and
+    names every release in between moved, followed (plans only: graphs from the parse cache)."""
+    previous = build_graph(fetch(pin, with_kernel=with_kernel, pin=False).root, jobs=jobs)
+    for spec in releases_between(pin, origin):
+        log(f"following moves to {spec}")
+        graph = build_graph(fetch(spec, with_kernel=with_kernel, pin=False).root, jobs=jobs)
+        rules, roots, _ = follow_release(rules, previous, graph)
+        rules = follow_roots(rules, {root: move.successor for root, move in roots.items()})
+        previous = graph
+    return rules
 
 
 ROOT_LINE = 'module = "{}"'

@@ -246,6 +246,12 @@ class Regen(_Strict):
                                       description="Dotted module patterns of kept-architecture code: a new "
                                                   "architecture registered by such a module, or by one importing "
                                                   "it, is a reason to doubt its removal.")
+    family_words: list[str] = Field(default_factory=list,
+                                    description="Words naming the profile's own model family (`deepseek`): a new "
+                                                "architecture built on kept-architecture code is asked about only "
+                                                "when its key or module names one; another family's model built "
+                                                "on it (Kimi K3, GLM-5 Next) is removed, reported with that "
+                                                "evidence. Empty: every such architecture is asked about.")
     confirmed_removed: list[ConfirmedRemoval] = Field(
         default_factory=list, description="Registry keys a person ruled removed although kept code names them, "
                                           "one line each (`{key = \"registry:key\", reason = \"...\"}`), each "

@@ -87,3 +87,17 @@ def test_adopting_rewrites_quoted_names_only_and_roots_follow_their_successor():
     rules = _rules(roots=[{"module": "pkg.bench_one", "reason": "bench"}, {"module": "pkg.server", "reason": "r"}])
     assert [r.module for r in follow_roots(rules, {"pkg.bench_one": "pkg.bench.one"}).roots] == [
         "pkg.bench.one", "pkg.server"]
+
+
+def test_a_resumed_walk_starts_from_the_rules_the_walk_from_the_pin_would_carry(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from shrinker.regen import walk
+
+    before, after = _releases(tmp_path)
+    trees = {"pypi:pkg==1": before.tree, "pypi:pkg==2": after.tree}
+    monkeypatch.setattr(walk, "fetch", lambda spec, **_: SimpleNamespace(root=trees[spec]))
+    monkeypatch.setattr(walk, "releases_between", lambda a, b: ["pypi:pkg==2"])
+    rules = _rules(remove=[{"pattern": "pkg.jit.fa.**", "reason": "fa4 kernels", "category": "feature"}])
+    carried = walk.rules_at(rules, "pypi:pkg==1", "pypi:pkg==2", with_kernel=False, jobs=1)
+    assert [r.pattern for r in carried.remove] == ["pkg.ops.attention.fa.**"]

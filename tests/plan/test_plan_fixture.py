@@ -166,3 +166,15 @@ def test_an_import_only_for_a_removed_architecture_is_dead():
     assert why('architecture == "DeepseekV3ForCausalLM"') is None
     assert why('"Qwen2ForCausalLM" in supported') is None
     assert record_dead({"guards": ['architecture == "Qwen2ForCausalLM"']}, "pkg.load", view, table, rules) is None
+
+
+def test_a_kept_key_upstream_dropped_is_a_warning_a_typo_an_error(mini_plan, tmp_path):
+    # 0.5.20 dropped the cutlass_mla backend the keep list names: nothing left to keep, no stop
+    from shrinker.plan.reach import compute_reach
+    from shrinker.rules.load import load_rules
+    from tests.conftest import MINITREE
+
+    path = tmp_path / "rules.toml"
+    path.write_text((MINITREE / "rules.toml").read_text().replace('keep = ["triton"]', 'keep = ["triton", "cutlass_mla"]'))
+    reach = compute_reach(mini_plan["graph"], load_rules(path=path))
+    assert any("kept key 'cutlass_mla' is not registered upstream" in w for w in reach.rule_warnings)

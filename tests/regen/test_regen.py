@@ -89,11 +89,11 @@ def test_regen_reports_each_category_and_needs_a_person(two_releases):
     # a removal rule with nothing left to remove is a warning, never a question
     assert not att["rules_whose_targets_vanished"]
     assert any("pkg.npu.**" in p and "matches no module" in p
-               for p in result.warnings["removal_rules_with_nothing_to_remove"])
+               for p in result.warnings["rules_with_nothing_left_to_act_on"])
     assert not result.ok  # apply and verify did not run
     report = json.loads(result.report.with_name(result.report.name[:-3] + ".json").read_text())
     assert report["warnings"]["predicates_kept_as_runtime_checks"]
-    assert report["decided"]["new_registry_keys"] and report["warnings"]["removal_rules_with_nothing_to_remove"]
+    assert report["decided"]["new_registry_keys"] and report["warnings"]["rules_with_nothing_left_to_act_on"]
     assert "## Decided by the rules" in result.report.read_text()
     assert result.report.relative_to(result.report.parents[2]).as_posix() == "mini/vv2/regen.md"  # git refs name it
     # Unchanged files between the releases were not parsed again.
@@ -246,6 +246,7 @@ def test_a_walk_resumed_from_a_release_starts_there_and_checks_it(monkeypatch, t
     monkeypatch.setattr("shrinker.regen.run.pypi_releases", lambda name: releases)
     monkeypatch.setattr(walk, "pinned_spec", lambda: "pypi:sglang==0.5.16")
     monkeypatch.setattr(walk, "load_rules", lambda profile: "rules as written")
+    monkeypatch.setattr(walk, "rules_at", lambda rules, pin, origin, **_: f"{rules} carried from {pin} to {origin}")
     seen = []
 
     def step(spec, *, from_spec, rules, **_):
@@ -256,8 +257,40 @@ def test_a_walk_resumed_from_a_release_starts_there_and_checks_it(monkeypatch, t
     monkeypatch.setattr(walk, "regen", step)
     result = walk.walk("pypi:sglang==0.5.19", from_spec="pypi:sglang==0.5.17")
     # each step starts from the rules the step before left (roots and names that followed a move)
-    assert seen == [("pypi:sglang==0.5.17", "pypi:sglang==0.5.18", "rules as written"),
+    assert seen == [("pypi:sglang==0.5.17", "pypi:sglang==0.5.18",
+                     "rules as written carried from pypi:sglang==0.5.16 to pypi:sglang==0.5.17"),
                     ("pypi:sglang==0.5.18", "pypi:sglang==0.5.19", "rules after pypi:sglang==0.5.18")]
     assert result.ok and result.report.name == "regen-0.5.17-to-0.5.19.md"
     with pytest.raises(ShrinkError, match="not newer than the pin"):
         walk.walk("pypi:sglang==0.5.19", from_spec="pypi:sglang==0.5.15")
+
+
+def test_another_familys_model_built_on_kept_code_is_decided_and_a_draft_follows_its_base(tmp_path):
+    # 0.5.20: GLM-5 Next and Hunyuan V4 import DeepSeek code; a DeepSeek-named draft model is still asked
+    from shrinker.graph.build import build_graph
+    from shrinker.regen.run import _judge_new_keys
+    from shrinker.regen.signals import module_evidence
+    from tests.plan.test_roots import _tree
+
+    graph = build_graph(_tree(tmp_path, {
+        "python/pkg/models/__init__.py": "",
+        "python/pkg/models/deepseek_v2.py": "class DeepseekV2ForCausalLM:\n    pass\n\n\nEntryClass = DeepseekV2ForCausalLM\n",
+        "python/pkg/models/glm5_next.py": "from pkg.models.deepseek_v2 import DeepseekV2ForCausalLM\n\n\n"
+                                          "class Glm5Next(DeepseekV2ForCausalLM):\n    pass\n\n\nEntryClass = Glm5Next\n",
+        "python/pkg/models/deepseek_v9_draft.py": "from pkg.models.deepseek_v2 import DeepseekV2ForCausalLM\n\n\n"
+                                                  "class V9Draft:\n    pass\n\n\nEntryClass = V9Draft\n",
+        "python/pkg/models/llama.py": "class Llama:\n    pass\n\n\nEntryClass = Llama\n",
+    }), jobs=1)
+    keys = {"models": ["Glm5Next", "V9Draft", "Llama"]}
+    own, other = module_evidence(graph, {"models": "pkg.models"}, keys, ["pkg.models.deepseek*"], ["deepseek"])
+    assert set(own) == {("models", "V9Draft")}  # its module names DeepSeek
+    assert set(other) == {("models", "Glm5Next")}
+    assert set(module_evidence(graph, {"models": "pkg.models"}, keys, ["pkg.models.deepseek*"])[0]) == {
+        ("models", "V9Draft"), ("models", "Glm5Next")}  # no family words: every one is asked
+    removed = {"models": {"Glm5Next", "V9Draft", "Llama", "KimiK3NextN", "KimiK3"}}
+    questions, decided = _judge_new_keys({"models": ["Glm5Next", "V9Draft", "Llama", "KimiK3NextN"]}, removed,
+                                         {**own, ("models", "KimiK3NextN"): ["registered by pkg.models.kimi_nextn"]},
+                                         {"models:KimiK3": "Moonshot's model"}, other)
+    assert [q.split(" is removed")[0] for q in questions] == ["models: V9Draft"]
+    assert any(d.startswith("models: Glm5Next removed") and "named for another model family" in d for d in decided)
+    assert any(d.startswith("models: KimiK3NextN removed") and "the draft model of KimiK3" in d for d in decided)
