@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import Iterable, Mapping, Union
 
 import libcst as cst
+import libcst.matchers  # noqa: F401  (cst.matchers)
 from libcst.codemod import CodemodContext
 from libcst.helpers import get_absolute_module_from_package_for_import, get_full_name_for_node
 from libcst.metadata import BuiltinAssignment, ImportAssignment, ParentNodeProvider, ScopeProvider
@@ -273,7 +274,8 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
     def transform_module(self, tree: cst.Module) -> cst.Module:
         _, package = module_and_package(self.context)
         self._parent = statement_parents(tree)
-        if not find_dead_imports(tree, package, self.inputs.removed, self._parent):
+        if (not find_dead_imports(tree, package, self.inputs.removed, self._parent)
+                and not self._record_statements()):
             return tree
         tree = super().transform_module(tree)
         self.findings.sort(key=_finding_line)
@@ -287,7 +289,7 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
         self._dead = find_dead_imports(node, package, self.inputs.removed, self._parent)
         self._plan_folds()
         self._check_uses(node)
-        for stmt in [*self._dead, *self._folds]:
+        for stmt in [*self._dead, *self._folds, *self._record_statements()]:
             self._enter.add(stmt)
             self._enter.update(self._parents(stmt))
 
@@ -545,6 +547,40 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
             self.changes["dunder_all_entries_removed"] += 1
         return new
 
+    # -- literal records that name a removed module -------------------------------------------
+    def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
+        return self._drop_records(updated_node)
+
+    def leave_List(self, original_node: cst.List, updated_node: cst.List) -> cst.BaseExpression:
+        return self._drop_records(updated_node)
+
+    def _record_statements(self) -> list[cst.CSTNode]:
+        """The small statements holding a tuple or list with a literal record that names a removed module."""
+        package = self.inputs.rules.profile.package
+        out = []
+        for stmt in self._parent:
+            if not isinstance(stmt, cst.BaseSmallStatement):
+                continue
+            for seq in cst.matchers.findall(stmt, cst.matchers.Tuple() | cst.matchers.List()):
+                if any(_record_names_removed(getattr(e, "value", None), self.inputs.removed, package)
+                       for e in seq.elements):  # type: ignore[attr-defined]
+                    out.append(stmt)
+                    break
+        return out
+
+    def _drop_records(self, node: cst.Tuple | cst.List) -> cst.BaseExpression:
+        """`(NativeMmFamily(name="qwen_vl", mm_processor="<removed module>:Cls", ...), ...)`: an entry of
+        a table of literal records that names a removed module by string describes what only that module
+        holds, which cannot exist any more, so the entry goes (0.5.18's rust_server NATIVE_MM_FAMILIES).
+        Only records made of literals: nothing that could run is dropped."""
+        package = self.inputs.rules.profile.package
+        new = drop_from_literal(node, lambda el: _record_names_removed(getattr(el, "value", None),
+                                                                       self.inputs.removed, package))
+        if new is None:
+            return node
+        self.changes["records_naming_removed_modules_removed"] += len(node.elements) - len(new.elements)
+        return new
+
     def _at_module_level(self, small: cst.CSTNode) -> bool:
         return self._parent.get(self._parent.get(small)) is self.module  # type: ignore[arg-type]
 
@@ -578,3 +614,46 @@ def _finding_line(finding: str) -> int:
     """The line of a `path:line: message` finding (unknown lines last)."""
     parts = finding.split(":", 2)
     return int(parts[1]) if len(parts) > 2 and parts[1].isdigit() else 1 << 30
+
+
+_DATA_CALLS = frozenset({"frozenset", "set", "tuple", "dict", "list"})
+
+
+def _literal_data(node: cst.CSTNode) -> bool:
+    """Strings, numbers, True/False/None, and tuples, lists, sets, dicts and frozenset()/dict()... calls of them."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False", "None")
+    if isinstance(node, cst.UnaryOperation):
+        return _literal_data(node.expression)
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return all(isinstance(e, cst.Element) and _literal_data(e.value) for e in node.elements)
+    if isinstance(node, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and _literal_data(e.key) and _literal_data(e.value)
+                   for e in node.elements)
+    if isinstance(node, cst.Call):
+        return (isinstance(node.func, cst.Name) and node.func.value in _DATA_CALLS
+                and all(not a.star and _literal_data(a.value) for a in node.args))
+    return False
+
+
+def _record_names_removed(node: cst.CSTNode | None, removed: Removed, package: str) -> bool:
+    """A record made of literals (`Record(k="...", ...)`, a tuple or dict of them) one of whose strings
+    names a module of `package` the plan removes (`"pkg.mod:Cls"`, `"pkg.mod.Cls"`)."""
+    if isinstance(node, cst.Call):
+        if not isinstance(node.func, (cst.Name, cst.Attribute)) or any(a.star for a in node.args):
+            return False
+        parts = [a.value for a in node.args]
+    elif isinstance(node, (cst.Tuple, cst.Dict)):
+        parts = [node]
+    else:
+        return False
+    if not parts or not all(_literal_data(p) for p in parts):
+        return False
+    for string in cst.matchers.findall(node, cst.matchers.SimpleString()):
+        text = string.evaluated_value  # type: ignore[attr-defined]
+        if (isinstance(text, str) and text.startswith(package + ".") and " " not in text
+                and removed.module_removed(text.split(":")[0])):
+            return True
+    return False

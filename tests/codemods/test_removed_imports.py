@@ -456,3 +456,42 @@ def test_lost_names_from_facts_follow_reexport_chains() -> None:
     assert lost_names_from_facts(graph, removed) == {
         "pkg.configs": frozenset({"AfmoeConfig"}), "pkg.utils.common": frozenset({"AfmoeConfig"}),
         "pkg.user": frozenset({"AfmoeConfig"})}
+
+
+class TestRecordsNamingRemovedModules(CodemodTest):
+    """0.5.18's managers/rust_server.py: a table of literal records, one naming the removed Qwen VL
+    processor by string (`"module:Class"`); the record goes, records naming kept modules stay."""
+
+    TRANSFORM = RemoveImportsOfRemovedModules
+
+    def test_a_literal_record_naming_a_removed_module_goes(self) -> None:
+        self.assertCodemod(
+            """
+            FAMILIES = (
+                Family(
+                    name="qwen_vl",
+                    processor="sglang.srt.multimodal.processors.qwen_vl:QwenVLImageProcessor",
+                    model_types=frozenset(("qwen2_vl", "qwen3_vl")),
+                    resample={"Qwen2VLImageProcessor": "aten_u8"},
+                ),
+                Family(name="deepseek", processor="sglang.srt.models.deepseek_v2:Thing"),  # stays
+            )
+            PAIRS = [("npu", "sglang.srt.hardware_backend.npu.utils"), ("cuda", "sglang.srt.utils")]
+            """,
+            """
+            FAMILIES = (
+                Family(name="deepseek", processor="sglang.srt.models.deepseek_v2:Thing"),  # stays
+            )
+            PAIRS = [("cuda", "sglang.srt.utils")]
+            """,
+            INPUTS, context_override=context("sglang.srt.managers.rust_server"))
+
+    def test_a_record_with_code_in_it_or_a_plain_string_stays(self) -> None:
+        before = """
+            ENTRIES = (
+                Family(processor="sglang.srt.multimodal.processors.qwen_vl:X", make=build()),
+                "sglang.srt.multimodal.processors.qwen_vl:X",
+                Family(processor=f"sglang.srt.multimodal.{name}"),
+            )
+            """
+        self.assertCodemod(before, before, INPUTS, context_override=context("sglang.srt.managers.rust_server"))
