@@ -1,4 +1,5 @@
-"""Gate findings a later batch settles: uses of removed names inside a function nothing references.
+"""Gate findings a later batch settles: uses of removed names inside a function or a module-level
+table nothing references.
 
 A batch can leave a kept function using a name of a module it removed when the function's only
 callers went in the same or an earlier batch (0.5.17: utils/common.load_audio, whose caller was the
@@ -7,7 +8,8 @@ function is dead, and the dead-symbol batch removes it; until then its findings 
 code that can run. So before a symbol batch, a gate defers the findings that lie inside a top-level
 function whose name no Python file of the tree mentions outside its own definition, files a later
 batch deletes aside (a word search: strings, `__all__` and getattr names count as mentions, so nothing
-reachable by name is deferred).
+reachable by name is deferred). A module-level assignment to one name counts the same way (0.5.18's
+quantization CPU_QUANTIZATION_METHODS, read by nothing, still names the removed AutoRoundConfig).
 The symbol batch's own gate, and verify, are strict: a deferred function still there then fails.
 """
 
@@ -23,14 +25,22 @@ from shrinker.graph.sources import python_sources
 _LOCATION = re.compile(r"^\[[^\]]+\] (?P<path>[^:\s]+\.py):(?P<line>\d+)")
 
 
-def _functions(source: str) -> list[tuple[str, int, int]]:
-    """(name, first line, last line) of each top-level function."""
+def _definitions(source: str) -> list[tuple[str, int, int]]:
+    """(name, first line, last line) of each top-level function, and of each top-level assignment to
+    one name (`TABLE = {...}`)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    return [(n.name, n.lineno, n.end_lineno or n.lineno) for n in tree.body
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    out = []
+    for n in tree.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append((n.name, n.lineno, n.end_lineno or n.lineno))
+        elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            out.append((n.targets[0].id, n.lineno, n.end_lineno or n.lineno))
+        elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and n.value is not None:
+            out.append((n.target.id, n.lineno, n.end_lineno or n.lineno))
+    return out
 
 
 def defer_dead_functions(findings: list[str], tree: Path, going: set[str] = frozenset()
@@ -45,9 +55,9 @@ def defer_dead_functions(findings: list[str], tree: Path, going: set[str] = froz
     enclosing: dict[str, tuple[str, str]] = {}  # finding -> (function, path)
     for path, located in where.items():
         file = tree / path
-        functions = _functions(file.read_text(errors="replace")) if file.is_file() else []
+        definitions = _definitions(file.read_text(errors="replace")) if file.is_file() else []
         for line, f in located:
-            for name, first, last in functions:
+            for name, first, last in definitions:
                 if first <= line <= last:
                     enclosing[f] = (name, path)
     if not enclosing:
@@ -62,6 +72,6 @@ def defer_dead_functions(findings: list[str], tree: Path, going: set[str] = froz
             mentions[word] += 1
     dead = {n for n in names if mentions[n] == 1}  # its own `def` only
     kept = [f for f in findings if enclosing.get(f, ("", ""))[0] not in dead]
-    deferred = [f"{f} (deferred: {enclosing[f][0]}() in {enclosing[f][1]} is referenced nowhere in the tree; "
+    deferred = [f"{f} (deferred: {enclosing[f][0]} in {enclosing[f][1]} is referenced nowhere in the tree; "
                 "the dead-symbol batch removes it)" for f in findings if enclosing.get(f, ("", ""))[0] in dead]
     return kept, deferred

@@ -30,9 +30,23 @@ def test_findings_in_an_unreferenced_function_are_deferred_the_rest_stand(tmp_pa
     ]
     standing, deferred = defer_dead_functions(findings, tmp_path)
     assert standing == findings[2:]
-    assert len(deferred) == 2 and all("deferred: load_audio() in python/pkg/common.py" in d for d in deferred)
+    assert len(deferred) == 2 and all("deferred: load_audio in python/pkg/common.py" in d for d in deferred)
     # a mention anywhere (a string, __all__, getattr) keeps the finding
     (tmp_path / "python/pkg/server.py").write_text('from pkg.common import used\nNAMES = ["load_audio"]\n')
     assert defer_dead_functions(findings, tmp_path) == (findings, [])
     # ... unless that file goes in a later batch (0.5.17: the EPD encoder, load_audio's only caller)
     assert defer_dead_functions(findings, tmp_path, {"python/pkg/server.py"})[0] == findings[3:]  # used() too
+
+
+def test_findings_in_a_module_level_table_nothing_reads_are_deferred(tmp_path):
+    # 0.5.18 quantization/__init__: CPU_QUANTIZATION_METHODS names the removed AutoRoundConfig; nothing reads it
+    (tmp_path / "python/pkg").mkdir(parents=True)
+    (tmp_path / "python/pkg/quant.py").write_text(
+        'BASE = {"fp8": Fp8Config}\n\nCPU_METHODS = {\n    "fp8": Fp8Config,\n    "auto-round": AutoRoundConfig,\n}\n'
+        "\n\ndef get(name):\n    return BASE[name]\n")
+    findings = ["[undefined_names] python/pkg/quant.py:5 undefined name 'AutoRoundConfig' (UndefinedName)",
+                "[undefined_names] python/pkg/quant.py:1 undefined name 'Fp8Config' (UndefinedName)"]
+    standing, deferred = defer_dead_functions(findings, tmp_path)
+    assert standing == findings[1:]  # BASE is read by get()
+    assert deferred == [findings[0] + " (deferred: CPU_METHODS in python/pkg/quant.py is referenced nowhere in "
+                                      "the tree; the dead-symbol batch removes it)"]
