@@ -28,7 +28,8 @@ from pathlib import Path
 from shrinker import paths
 from shrinker.errors import ShrinkError
 from shrinker.gpu import tiny_model
-from shrinker.gpu.wheels import build_tree_wheel, drop_patterns, repack_wheel, slim_kernel_wheel, tree_version
+from shrinker.gpu.wheels import (build_tree_wheel, drop_patterns, foreign_extension, repack_wheel,
+                                 slim_kernel_wheel, tree_version)
 from shrinker.filehash import sha256_file
 
 SPEC_FILE = Path(__file__).with_name("bundle.toml")
@@ -159,15 +160,60 @@ def _dir_key(root: Path) -> str:
     return h.hexdigest()[:24]
 
 
-def tree_roots(which: list[str], profile: str = "deepseek", pruned_tree: Path | None = None) -> dict[str, Path]:
+def release_deps(deps: list[str], pyproject: Path) -> tuple[list[str], dict[str, str]]:
+    """bundle.toml's `deps`, each at the version the release pins exactly (`==`) where it pins one.
+
+    bundle.toml names what the machine lacks at the versions v0.5.16 pins; another release
+    (`shrink gpu-bundle --upstream pypi:sglang==0.5.17`) pins some of them differently
+    (flashinfer-python, sgl-deep-gemm), and the reference must run with the release's own pins.
+    Returns the deps and {name: "old -> new"} for each version taken from the release.
+    """
+    from packaging.utils import canonicalize_name
+
+    from shrinker.upstream.distributions import declared_requirements
+
+    pins: dict[str, str] = {}
+    if Path(pyproject).is_file():
+        for req in declared_requirements(Path(pyproject)):
+            specs = list(req.specifier)
+            if len(specs) == 1 and specs[0].operator == "==" and "*" not in specs[0].version:
+                pins[canonicalize_name(req.name)] = specs[0].version
+    out, changed = [], {}
+    for dep in deps:
+        name, version = dep.split("==")
+        pinned = pins.get(canonicalize_name(name))
+        if pinned and pinned != version:
+            changed[name] = f"{version} -> {pinned}"
+            dep = f"{name}=={pinned}"
+        out.append(dep)
+    return out, changed
+
+
+def release_spec(up, spec: dict | None = None) -> dict:
+    """bundle.toml for the release `up` (a shrinker.upstream Upstream): its pinned dependency versions,
+    and the sglang-kernel wheel it was fetched with (`upstream` and `deps_from_release` say so)."""
+    spec = dict(spec or load_spec())
+    spec["deps"], changed = release_deps(list(spec["deps"]), up.python_dir / "pyproject.toml")
+    kernel = next((a["file"] for a in getattr(up, "artifacts", []) or [] if a.get("name") == "sglang-kernel"), None)
+    if kernel:
+        spec["kernel"] = {**spec["kernel"], "wheel": kernel}
+    spec["upstream"] = {"spec": up.spec, "version": up.version, "commit": getattr(up, "commit", None)}
+    spec["deps_from_release"] = changed
+    return spec
+
+
+def tree_roots(which: list[str], profile: str = "deepseek", pruned_tree: Path | None = None,
+               upstream: str | None = None) -> dict[str, Path]:
     """which -> the folder holding the `sglang` package (<root>/python) for each tree asked for.
 
     `pruned_tree`: the pruned tree's root (holding python/sglang) instead of the work tree, e.g. a
     read-only snapshot (`git -C build/deepseek-v0.5.16 archive <commit> | tar -x -C DIR`).
+    `upstream`: the release (a spec, e.g. `pypi:sglang==0.5.17`; default: the pin), fetched already;
+    its work tree is build/<profile>-v<version>/.
     """
     from shrinker.upstream import load
 
-    up = load()
+    up = load(upstream)
     roots: dict[str, Path] = {}
     for w in which:
         if w == "upstream":
@@ -231,13 +277,20 @@ def build_bundle(trees: dict[str, Path], kernel_wheel: Path, blackwell: bool = F
     package = spec["tree"]["package"]
     for which, python_dir in trees.items():
         version = tree_version(python_dir, package)
-        arch = Archive(f"{package}-{which}.tar.xz", "tree", _key(which, version, _dir_key(python_dir / package)),
+        arch = Archive(f"{package}-{which}.tar.xz", "tree",
+                       _key(which, version, _dir_key(python_dir / package), "no-foreign-ext", spec["python_version"]),
                        [f"{package}-{version}-py3-none-any.whl"], which=which)
         if not _reuse(prev, ship, arch):
             dst_dir = work / f"tree-{which}"
             shutil.rmtree(dst_dir, ignore_errors=True)
+            left: list[str] = []
+            # extension modules built for another CPython (v0.5.17's cp311 wheel: the Rust server, 13 MB)
+            # are never loaded by the device's Python: left out, listed as dropped
             wheel = build_tree_wheel(python_dir, package, version, dst_dir,
-                                     summary=f"SGLang {which} tree, built by shrinker")
+                                     summary=f"SGLang {which} tree, built by shrinker",
+                                     skip=lambda n: foreign_extension(n, spec["python_version"]), dropped=left)
+            if left:
+                arch.dropped[wheel.name] = left
             _tar_xz([wheel], ship / arch.file)
         archives.append(arch)
 
@@ -266,6 +319,8 @@ def build_bundle(trees: dict[str, Path], kernel_wheel: Path, blackwell: bool = F
     manifest = {
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "python_version": spec["python_version"],
+        **({"upstream": spec["upstream"], "deps_from_release": spec.get("deps_from_release", {})}
+           if spec.get("upstream") else {}),
         "kernel_ops": keep,
         "archives": [a.__dict__ for a in archives],
         "models": models,

@@ -36,21 +36,29 @@ def register(app: typer.Typer) -> None:
         tree: Optional[Path] = typer.Option(None, "--tree",
                                             help="With --which pruned: the pruned tree's root (holding python/sglang) "
                                                  "instead of the work tree, e.g. a `git archive` snapshot of a batch commit."),
+        upstream: Optional[str] = typer.Option(None, "--upstream", metavar="SPEC",
+                                               help="The release to bundle (e.g. pypi:sglang==0.5.17, fetched with "
+                                                    "`shrink upstream fetch SPEC --no-pin`; default: the pin). Its "
+                                                    "pinned dependency versions and kernel wheel are shipped; the "
+                                                    "pruned tree is build/deepseek-v<version>/. The pin stays."),
     ) -> None:
         """Pack what the GPU machine lacks into .gpu-bundle/ship/ (carry it to the device)."""
         from shrinker import paths
         from shrinker.gpu import bundle
+        from shrinker.upstream import load
 
         if which not in ("upstream", "pruned"):
             raise ShrinkError(f"--which must be upstream or pruned, not {which!r}")
         trees = ["upstream"] if which == "upstream" else (["pruned"] if no_upstream else ["pruned", "upstream"])
         if tree is not None and which != "pruned":
             raise ShrinkError("--tree names the pruned tree: use it with --which pruned")
-        spec = bundle.load_spec()
+        spec = bundle.release_spec(load(upstream))
         kernel = paths.cache_dir() / "downloads" / spec["kernel"]["wheel"]
+        roots = bundle.tree_roots(trees, pruned_tree=tree, upstream=upstream)
         with console.status("building the GPU bundle (first time: downloads and xz, a few minutes) ..."):
-            manifest = bundle.build_bundle(bundle.tree_roots(trees, pruned_tree=tree), kernel, blackwell=blackwell,
-                                           spec=spec)
+            manifest = bundle.build_bundle(roots, kernel, blackwell=blackwell, spec=spec)
+        out.print(f"  upstream {spec['upstream']['spec']}"
+                  + "".join(f"; {k} {v} (the release's pin)" for k, v in spec["deps_from_release"].items()))
         for a in manifest["archives"]:
             out.print(f"  {a['file']:28} {a['bytes'] / 2**20:7.1f} MiB  {len(a['wheels'])} wheel(s)")
         out.print(f"[green]bundle[/] {bundle.ship_dir()}  {manifest['total_bytes'] / 2**20:.1f} MiB  "
@@ -61,13 +69,18 @@ def register(app: typer.Typer) -> None:
         run: List[Path] = typer.Argument(..., help="Folders with the device runs' results (files_at of each call)."),
         ref: Optional[Path] = typer.Option(None, "--ref", help="Reference folder (default: the committed one)."),
         out_dir: Optional[Path] = typer.Option(None, "--out", help="Where gpu-verify.json/.md go."),
+        upstream: Optional[str] = typer.Option(None, "--upstream", metavar="SPEC",
+                                               help="The release the runs served (e.g. pypi:sglang==0.5.17; default: "
+                                                    "the pin): the default --ref is reports/deepseek/v<version>/"
+                                                    "gpu-reference and the report is titled with that version."),
     ) -> None:
         """Write gpu-verify.json/.md from the device runs and the upstream reference."""
         from shrinker.gpu import report, verify
 
-        ref_dir = ref or verify.reference_dir()
+        version = verify.release_version(upstream)
+        ref_dir = ref or verify.reference_dir(version)
         dest = out_dir or ref_dir.parent
-        code = report.write_report(ref_dir, run, dest)
+        code = report.write_report(ref_dir, run, dest, version=version)
         out.print(f"{'[green]passed' if code == 0 else '[red]FAILED'}[/]  {dest / 'gpu-verify.md'}")
         if code:
             raise typer.Exit(code)

@@ -3,13 +3,12 @@
 Third-party wheels and sgl_kernel go to <root>/site; each source tree to <root>/tree-<which>, so
 upstream and pruned sit side by side over the same packages. A run puts
 <root>/tree-<which>:<root>/site in front of the machine's own packages (PYTHONPATH), which is how
-the pinned transformers 5.12.1 wins over the machine's 5.17. A marker holds the manifest's hash:
+the pinned transformers 5.12.1 wins over the machine's 5.17. A marker holds each installed archive's sha256:
 a later call on the same warm machine skips what is already installed.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -56,7 +55,15 @@ def _pip_install(wheels: list[Path], target: Path) -> None:
 
 
 def install_bundle(ship: Path, root: Path = DEFAULT_ROOT, trees: list[str] | None = None) -> Installed:
-    """Check, unpack and pip-install ship/ under `root`; only the trees named (default: all shipped)."""
+    """Check, unpack and pip-install ship/ under `root`; only the trees named.
+
+    Default: every tree whose archive this call carries, or that a call before it on this (warm)
+    machine installed from an archive of the same sha256. The marker records each archive's sha256:
+    a changed tree archive reinstalls that tree alone, a changed dependency or kernel archive the
+    whole site. So a bundle too big for one call (64 MiB with the working tree) travels in two: the
+    first carries the dependencies and one tree, the next a bundle.json that adds the other tree
+    (`shrink gpu-bundle` again: unchanged archives keep their sha256) and that tree's archive alone.
+    """
     t0 = time.monotonic()
     ship = Path(ship).resolve()  # servers run elsewhere: model paths must be absolute
     manifest_path = ship / "bundle.json"
@@ -64,7 +71,32 @@ def install_bundle(ship: Path, root: Path = DEFAULT_ROOT, trees: list[str] | Non
         raise InstallError(f"no bundle manifest at {manifest_path}: run `shrink gpu-bundle` and carry .gpu-bundle/ship")
     manifest = json.loads(manifest_path.read_text())
     shipped = {a["which"]: a for a in manifest["archives"] if a["kind"] == "tree"}
-    trees = trees or sorted(shipped)
+
+    want = {a["file"]: a for a in manifest["archives"]}
+    marker = root / "installed.json"
+    done = json.loads(marker.read_text()) if marker.is_file() else {}
+    installed: dict[str, str] = done.get("sha256", {}) if isinstance(done.get("sha256"), dict) else {}
+    stale = [f for f, sha in installed.items() if f not in want or want[f]["sha256"] != sha]
+    if any(f not in want or want[f]["kind"] != "tree" for f in stale) or not installed:
+        installed = {}  # the site (deps + kernel) is one folder: anything in it changed, all of it goes again
+        shutil.rmtree(root / "site", ignore_errors=True)
+        for tree_dir in root.glob("tree-*"):
+            shutil.rmtree(tree_dir, ignore_errors=True)
+    else:
+        for f in stale:
+            shutil.rmtree(root / f"tree-{want[f]['which']}", ignore_errors=True)
+            del installed[f]
+    if done.get("models") != manifest.get("models"):  # other model folders: their seeded weights go too
+        shutil.rmtree(root / "models", ignore_errors=True)
+    done = {"sha256": installed, "models": manifest.get("models")}
+    root.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps(done))
+
+    if not trees:
+        trees = sorted(w for w, a in shipped.items() if (ship / a["file"]).is_file() or a["file"] in installed)
+        if not trees and shipped:
+            raise InstallError(f"no tree archive is carried in {ship} ({', '.join(a['file'] for a in shipped.values())}) "
+                               "and none is installed here yet")
     missing = [w for w in trees if w not in shipped]
     if missing:
         raise InstallError(f"the bundle has no {', '.join(missing)} tree (it has {', '.join(sorted(shipped)) or 'none'})")
@@ -72,19 +104,11 @@ def install_bundle(ship: Path, root: Path = DEFAULT_ROOT, trees: list[str] | Non
     inst = Installed(root=root, site=root / "site", trees={w: root / f"tree-{w}" for w in trees},
                      models=models, manifest=manifest)
 
-    digest = hashlib.sha256(manifest_path.read_bytes()).hexdigest()
-    marker = root / "installed.json"
-    done = json.loads(marker.read_text()) if marker.is_file() else {}
-    if done.get("manifest") != digest:
-        done = {"manifest": digest, "archives": []}
-        shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True, exist_ok=True)
-
     if models and not all((m / "config.json").is_file() for m in models.values()):
         with tarfile.open(ship / "models.tar.xz", "r:xz") as tar:
             tar.extractall(root / "models", filter="data")
     wanted = [a for a in manifest["archives"] if a["kind"] != "tree" or a["which"] in trees]
-    todo = [a for a in wanted if a["file"] not in done["archives"]]
+    todo = [a for a in wanted if a["file"] not in installed]
     if not todo:
         inst.reused = True
         inst.seconds = time.monotonic() - t0
@@ -106,7 +130,7 @@ def install_bundle(ship: Path, root: Path = DEFAULT_ROOT, trees: list[str] | Non
         _pip_install(sorted(dest.glob("*.whl")), target)
         shutil.rmtree(dest, ignore_errors=True)
         inst.steps[f"install {a['file']}"] = round(time.monotonic() - s, 2)
-        done["archives"].append(a["file"])
+        installed[a["file"]] = a["sha256"]
         marker.write_text(json.dumps(done))
     inst.seconds = time.monotonic() - t0
     return inst

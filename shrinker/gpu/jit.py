@@ -25,14 +25,16 @@ SUFFIXES = (".cu", ".cuh")
 # Asked of the tree under test: its default include paths, target flags and header dependencies.
 _PROBE = r"""
 import json, sys
+JIT = sys.argv[1] if len(sys.argv) > 1 else "sglang.jit_kernel"
 out = {"include": [], "flags": [], "errors": []}
 try:
-    from sglang.jit_kernel.utils.compile import DEFAULT_INCLUDE
+    DEFAULT_INCLUDE = __import__(JIT + ".utils.compile", fromlist=["x"]).DEFAULT_INCLUDE
     out["include"] += list(DEFAULT_INCLUDE)
 except Exception as e:
     out["errors"].append(f"DEFAULT_INCLUDE: {e!r}")
 try:
-    from sglang.jit_kernel.utils.arch import get_default_target_flags, get_jit_cuda_arch
+    _arch = __import__(JIT + ".utils.arch", fromlist=["x"])
+    get_default_target_flags, get_jit_cuda_arch = _arch.get_default_target_flags, _arch.get_jit_cuda_arch
     out["flags"] += list(get_default_target_flags())
     arch = get_jit_cuda_arch()
     code = f"{arch.major}{arch.minor}{arch.suffix}"
@@ -45,7 +47,7 @@ try:
 except Exception as e:
     out["errors"].append(f"tvm_ffi: {e!r}")
 try:
-    from sglang.jit_kernel.utils.deps import REGISTERED_DEPENDENCIES
+    REGISTERED_DEPENDENCIES = __import__(JIT + ".utils.deps", fromlist=["x"]).REGISTERED_DEPENDENCIES
     for name, fn in REGISTERED_DEPENDENCIES.items():
         try:
             out["include"] += list(fn())
@@ -60,16 +62,26 @@ FALLBACK_FLAGS = ["-std=c++20", "-O3", "--expt-relaxed-constexpr",
                   "-gencode=arch=compute_90a,code=sm_90a", "-DSGL_CUDA_ARCH=900"]
 
 
+# Where a release keeps its JIT kernel package, under sglang/: v0.5.16 `jit_kernel`, v0.5.17 `kernels/jit`.
+JIT_PACKAGES = ("jit_kernel", "kernels/jit")
+
+
+def jit_package(tree_pkg: Path) -> str | None:
+    """The JIT kernel package's path under the sglang package folder (the first with a csrc/), or None."""
+    return next((rel for rel in JIT_PACKAGES if (Path(tree_pkg) / rel / "csrc").is_dir()), None)
+
+
 def sources(tree_pkg: Path) -> list[Path]:
     """The JIT CUDA sources of an installed sglang package folder, sorted."""
-    csrc = Path(tree_pkg) / "jit_kernel" / "csrc"
-    if not csrc.is_dir():
+    rel = jit_package(tree_pkg)
+    if rel is None:
         return []
+    csrc = Path(tree_pkg) / rel / "csrc"
     return sorted(p for p in csrc.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
 
 
-def probe(env: dict[str, str]) -> dict:
-    proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, env=env, timeout=300)
+def probe(env: dict[str, str], module: str = "sglang.jit_kernel") -> dict:
+    proc = subprocess.run([sys.executable, "-c", _PROBE, module], capture_output=True, text=True, env=env, timeout=300)
     if proc.returncode != 0:
         return {"include": [], "flags": [], "errors": [(proc.stderr.strip().splitlines() or ["probe failed"])[-1]]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -87,7 +99,7 @@ def compile_all(tree_pkg: Path, env: dict[str, str], budget_s: float = 180.0, jo
     """{'files': {rel: {status, seconds, error?}}, 'built', 'failed', 'timeout', 'seconds', 'flags'}."""
     t0 = time.monotonic()
     srcs = sources(tree_pkg)
-    info = probe(env)
+    info = probe(env, "sglang." + (jit_package(tree_pkg) or "jit_kernel").replace("/", "."))
     flags = info["flags"] or FALLBACK_FLAGS
     includes = [i for i in dict.fromkeys(info["include"]) if i]
     jobs = jobs or max(1, (os.cpu_count() or 2))

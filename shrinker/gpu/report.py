@@ -285,7 +285,7 @@ def pruned_tree_sha(part: dict) -> str | None:
     return archive.get("sha256")
 
 
-def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
+def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path, version: str = "0.5.16") -> int:
     import datetime as _dt
 
     ref = compare.load_record(ref_dir)
@@ -294,7 +294,8 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     from shrinker.gpu.cases import load_cases
 
-    not_run = load_cases().raw.get("not_run", [])
+    cases_toml = load_cases()
+    not_run = cases_toml.raw.get("not_run", [])
     today = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     envs = [p.get("environment", {}) for p in pruned["parts"]]
     report: dict = {
@@ -303,9 +304,11 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
             k: {"status": v.get("status"), "startup_s": v.get("startup_s"), "flags": v.get("flags"),
                 "command": v.get("command"), "part": v.get("part"), "gpus": v.get("gpus", 1)}
             for k, v in ref["launches"].items()}}}
-    md = ["# `shrink verify --gpu` — DeepSeek v0.5.16", "", f"Report written {today}.", ""]
+    report["upstream_version"] = version
+    md = [f"# `shrink verify --gpu` — DeepSeek v{version}", "", f"Report written {today}.", ""]
     code = 0
     launches_not_run: dict[str, str] = {}
+    unrecorded: dict[str, str] = {}
     if not pruned["parts"]:
         report["pruned"] = "pending"
         md += ["Pruned comparison: **pending** (no pruned run yet). Only the upstream reference is recorded.", ""]
@@ -322,12 +325,20 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
         for name, rec in sorted(ref["launches"].items()):
             if name not in ran and rec.get("status") == "ok":
                 launches_not_run[name] = f"no pruned run of part {rec.get('part')} (needs {rec.get('gpus', 1)} GPU(s))"
+        # launches of cases.toml that neither the reference nor a run has (e.g. a release recorded in
+        # part): listed under "Not run", counted apart (`not_recorded`)
+        for launch in cases_toml.launches:
+            if launch.name not in ran and launch.name not in ref["launches"]:
+                unrecorded[launch.name] = (f"part {launch.part}: neither recorded nor compared"
+                                                 + (f" (needs {launch.gpus} GPUs)" if launch.gpus > 1 else ""))
+        if not _has_figures(timing.get("bench")) and not _has_figures(timing.get("import")):
+            unrecorded[f"timing (part {cases_toml.timing['part']})"] = "import, start-up and bench_one_batch not run"
         all_ok = passed == len(compared) and bool(compared) and (jit_cmp is None or jit_cmp["passed"])
         code = 0 if all_ok else 1
         report.update(
             passed=all_ok,
             counts={"cases": len(compared), "passed": passed, "failed": len(compared) - passed,
-                    "launches_not_run": len(launches_not_run)},
+                    "launches_not_run": len(launches_not_run), "not_recorded": len(unrecorded)},
             runs=[{k: p.get(k) for k in ("part", "date", "command", "seconds")}
                   | {"device": device_of(p.get("environment", {})), "pruned_tree_sha256": pruned_tree_sha(p)}
                   for p in sorted(pruned["parts"], key=lambda p: (p.get("part", 0), p.get("date", "")))],
@@ -338,7 +349,9 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
             pruned_jit={k: pruned.get("jit", {}).get(k) for k in ("built", "failed", "timeout", "total", "seconds")},
             timing=ratios, pruned_environment=pruned.get("environment"))
         md += [f"Cases: **{passed}/{len(compared)} passed**" + ("" if all_ok else " — FAILURES below")
-               + (f"; {len(launches_not_run)} launch(es) not run (below)" if launches_not_run else ""), ""]
+               + (f"; {len(launches_not_run)} launch(es) not run (below)" if launches_not_run else "")
+               + (f"; {len(unrecorded)} launch(es) or steps of cases.toml neither recorded nor compared (below)"
+                  if unrecorded else ""), ""]
         devices = sorted({_env_line(e) for e in envs if e})
         for line in devices:
             md.append(f"- Pruned run device and versions: {line}")
@@ -354,7 +367,8 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path) -> int:
         md += ["", "| launch | request | status | detail |", "| --- | --- | --- | --- |"]
         md += [f"| {c['launch']} | {c['request']} | {c['status']} | {c['detail']} |" for c in cases]
         md.append("")
-    rows = not_run_list(not_run, envs or [p.get("environment", {}) for p in ref["parts"]], launches_not_run)
+    rows = not_run_list(not_run, envs or [p.get("environment", {}) for p in ref["parts"]],
+                        {**launches_not_run, **unrecorded})
     report["not_run"] = rows
     md += reference_section(ref)
     notes = Path(ref_dir) / "README.md"

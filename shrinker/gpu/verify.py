@@ -314,7 +314,7 @@ def device_command(argv: list[str]) -> str:
 
 def selected_launches(cases: cases_mod.Cases, part: int, only: list[str] | None) -> list[cases_mod.Launch]:
     """The launches a part serves (0: all of them; `only`: those names, whatever their part)."""
-    if only:
+    if only:  # `jit` and `bench` name steps, not launches
         return [launch for launch in cases.launches if launch.name in only]
     return [launch for launch in cases.launches if part == 0 or launch.part == part]
 
@@ -322,11 +322,14 @@ def selected_launches(cases: cases_mod.Cases, part: int, only: list[str] | None)
 def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = None,
              deadline_s: float = DEFAULT_DEADLINE_S, root: Path = install.DEFAULT_ROOT,
              cases_file: Path = cases_mod.CASES_FILE, only: list[str] | None = None,
-             started: float | None = None, command: str | None = None) -> int:
+             started: float | None = None, command: str | None = None,
+             jit_budget_s: float = 240.0, jit_jobs: int | None = None) -> int:
     """Run one part on this machine; write results-part<N>-<tree>.json (and compare-part<N>.json).
 
     `deadline_s` counts from `started` (default: now), so several parts can share one device call.
-    `only` runs just those launches, whatever their part, without the import and JIT steps.
+    `only` runs just those launches, whatever their part, without the import and JIT steps; the
+    name `jit` in it adds the JIT compile of part 1 (without the import timing), `bench` alone runs
+    the timing part's bench_one_batch.
     A launch that needs more GPUs than this machine has is recorded as `not run: ...`.
     """
     t0 = started if started is not None else time.monotonic()
@@ -362,13 +365,16 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
     say(f"installed in {inst.seconds:.1f} s (reused: {inst.reused}); {_env_line(result['environment'])}, "
         f"{gpus} GPU(s)")
 
-    if part in (1, 0) and not only:
-        result["import"] = import_times(env, runs=1)
-        say(f"import sglang.launch_server: {result['import']}")
+    with_jit = part in (1, 0) and (not only or "jit" in only)
+    if with_jit:
+        if not only:
+            result["import"] = import_times(env, runs=1)
+            say(f"import sglang.launch_server: {result['import']}")
         pkg = inst.trees[main_tree] / "sglang"
         jit_box: dict = {}
         jit_thread = threading.Thread(
-            target=lambda: jit_box.update(jit.compile_all(pkg, env, budget_s=240, jobs=max(1, (os.cpu_count() or 2) // 2))),
+            target=lambda: jit_box.update(jit.compile_all(pkg, env, budget_s=jit_budget_s,
+                                                         jobs=jit_jobs or max(1, (os.cpu_count() or 2) // 2))),
             daemon=True)
         jit_thread.start()
     else:
@@ -571,10 +577,30 @@ def run_gpu_verify(tree: Path, upstream_root: Path) -> int:
     return code
 
 
-def reference_dir() -> Path:
+def release_version(spec_text: str | None = None) -> str:
+    """The version of an upstream spec (`pypi:sglang==0.5.17`; default: the pin's), without fetching it."""
+    from shrinker.errors import ShrinkError
+    from shrinker.upstream.pin import read_pin
+    from shrinker.upstream.spec import parse_spec
+
+    pin = read_pin() if spec_text is None else None
+    if pin is not None:
+        return pin.version
+    try:
+        spec = parse_spec(spec_text)
+    except ValueError as exc:
+        raise ShrinkError(str(exc)) from None
+    if getattr(spec, "version", None):
+        return spec.version
+    from shrinker.upstream import load
+
+    return load(spec.text).version
+
+
+def reference_dir(version: str = "0.5.16") -> Path:
     from shrinker import paths
 
-    return paths.reports_dir("deepseek", "0.5.16") / "gpu-reference"
+    return paths.reports_dir("deepseek", version) / "gpu-reference"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -588,7 +614,10 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--ship", type=Path, default=Path(".gpu-bundle/ship"))
         p.add_argument("--out", type=Path, required=True)
         p.add_argument("--deadline", type=float, default=DEFAULT_DEADLINE_S, help="seconds this call may use")
-        p.add_argument("--only", nargs="*", help="launch names to run (default: the part's)")
+        p.add_argument("--only", nargs="*", help="launch names to run (default: the part's); `jit` adds part 1's "
+                                                 "JIT compile, `bench` alone runs part 4's bench_one_batch")
+        p.add_argument("--jit-budget", type=float, default=240.0, help="seconds the JIT compile may take (part 1)")
+        p.add_argument("--jit-jobs", type=int, default=None, help="parallel nvcc jobs (default: half the cores)")
         if name == "compare":
             p.add_argument("--ref", type=Path, required=True)
     p = sub.add_parser("report")
@@ -606,7 +635,7 @@ def main(argv: list[str] | None = None) -> int:
         for part in args.part:
             code = max(code, run_part(args.cmd, part, args.ship, args.out, ref=getattr(args, "ref", None),
                                       deadline_s=args.deadline, only=args.only, started=started,
-                                      command=command))
+                                      command=command, jit_budget_s=args.jit_budget, jit_jobs=args.jit_jobs))
         return code
     except NoGPU as exc:
         print(str(exc), file=sys.stderr)

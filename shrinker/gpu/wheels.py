@@ -105,11 +105,21 @@ def _metadata(name: str, version: str, summary: str) -> str:
     return f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: {summary}\n"
 
 
+def foreign_extension(name: str, python_version: str) -> bool:
+    """An extension module built for another CPython (`_core.cpython-311-x86_64-linux-gnu.so` where
+    Python 3.12 runs): that interpreter's import system never looks for it (its suffixes are
+    `.cpython-312-*.so`, `.abi3.so` and `.so`), so leaving it out changes nothing that runs there."""
+    m = re.search(r"\.cpython-(\d+)[^/]*\.so$", name)
+    return bool(m) and m.group(1) != python_version.replace(".", "")
+
+
 def build_tree_wheel(python_dir: Path, package: str, version: str, dst_dir: Path,
-                     summary: str = "built from a source tree by shrinker") -> Path:
+                     summary: str = "built from a source tree by shrinker",
+                     skip: Callable[[str], bool] | None = None, dropped: list[str] | None = None) -> Path:
     """A py3-none-any wheel of `python_dir/package` (every file but caches): the tree as pip installs it.
 
-    Deterministic: sorted members, fixed dates. Compiled files in the tree travel as they are.
+    Deterministic: sorted members, fixed dates. Compiled files in the tree travel as they are, except
+    those `skip` (given the path inside the wheel) leaves out; their paths are appended to `dropped`.
     """
     pkg = Path(python_dir) / package
     if not (pkg / "__init__.py").is_file():
@@ -119,6 +129,11 @@ def build_tree_wheel(python_dir: Path, package: str, version: str, dst_dir: Path
     wheel_path.parent.mkdir(parents=True, exist_ok=True)
     files = sorted(p for p in pkg.rglob("*")
                    if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+    if skip is not None:
+        left = [p for p in files if skip(p.relative_to(python_dir).as_posix())]
+        if dropped is not None:
+            dropped += [p.relative_to(python_dir).as_posix() for p in left]
+        files = [p for p in files if p not in set(left)]
     lines: list[str] = []
     with zipfile.ZipFile(wheel_path, "w", zipfile.ZIP_STORED) as z:
         for path in files:

@@ -117,7 +117,7 @@ def test_tree_roots_take_a_pruned_snapshot(tmp_path: Path, monkeypatch):
     from shrinker.gpu import bundle
 
     up = types.SimpleNamespace(python_dir=tmp_path / "up" / "python", version="0.5.16")
-    monkeypatch.setattr(upstream_pkg, "load", lambda: up)
+    monkeypatch.setattr(upstream_pkg, "load", lambda spec=None: up)
     snap = tmp_path / "snap"
     (snap / "python" / "sglang").mkdir(parents=True)
     roots = bundle.tree_roots(["pruned", "upstream"], pruned_tree=snap)
