@@ -21,6 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from shrinker.graph.sources import python_sources
+from shrinker.rules.predicates import PredicateTable, evaluate_source
 
 _LOCATION = re.compile(r"^\[[^\]]+\] (?P<path>[^:\s]+\.py):(?P<line>\d+)")
 
@@ -43,10 +44,30 @@ def _definitions(source: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def defer_dead_functions(findings: list[str], tree: Path, going: set[str] = frozenset()
-                         ) -> tuple[list[str], list[str]]:
+def _dead_lines(source: str, table: PredicateTable) -> set[int]:
+    """Lines of the `if` branches that never run on CUDA (the test folds to a constant under the platform
+    table): the platform batch removes them, so a mention there keeps nothing alive."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    dead: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        value = evaluate_source(ast.get_source_segment(source, node.test) or "", table)
+        branch = node.body if value is False else node.orelse if value is True else []
+        for stmt in branch:
+            dead.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return dead
+
+
+def defer_dead_functions(findings: list[str], tree: Path, going: set[str] = frozenset(),
+                         table: PredicateTable | None = None) -> tuple[list[str], list[str]]:
     """(findings that stand, findings deferred to the dead-symbol batch, each saying why). `going`:
-    tree paths a later batch deletes (their mentions do not count)."""
+    tree paths a later batch deletes (their mentions do not count); `table`: the platform's predicates
+    (a mention inside a branch that never runs on CUDA does not count: 0.5.18 reads
+    CPU_QUANTIZATION_METHODS only under `if is_cpu() and cpu_has_amx_support():`)."""
     where: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for f in findings:
         m = _LOCATION.match(f)
@@ -66,10 +87,13 @@ def defer_dead_functions(findings: list[str], tree: Path, going: set[str] = froz
     pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, names))) + r")\b")
     mentions: dict[str, int] = defaultdict(int)
     for rel, text in python_sources(tree):
-        if rel in going:
+        if rel in going or not pattern.search(text):
             continue
-        for word in pattern.findall(text):
-            mentions[word] += 1
+        dead = _dead_lines(text, table) if table is not None else set()
+        for number, line in enumerate(text.splitlines(), 1):
+            if number not in dead:
+                for word in pattern.findall(line):
+                    mentions[word] += 1
     dead = {n for n in names if mentions[n] == 1}  # its own `def` only
     kept = [f for f in findings if enclosing.get(f, ("", ""))[0] not in dead]
     deferred = [f"{f} (deferred: {enclosing[f][0]} in {enclosing[f][1]} is referenced nowhere in the tree; "

@@ -224,7 +224,8 @@ def gate_and_commit(repo, tree: Path, plan: dict, number: int, rules, outcome: B
     from shrinker.apply.symbol_batch import is_symbol_batch
 
     if not gate.passed and any(is_symbol_batch(b) for b in plan["batches"][number:]):
-        standing, outcome.deferred = defer_dead_functions(gate.findings, tree, _deleted_after(plan, number))
+        standing, outcome.deferred = defer_dead_functions(gate.findings, tree, _deleted_after(plan, number),
+                                                          PredicateTable(rules.platform))
         gate.findings, gate.passed = standing, not standing
     outcome.findings = gate.findings
     outcome.seconds = round(time.perf_counter() - start, 2)

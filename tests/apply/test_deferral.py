@@ -50,3 +50,18 @@ def test_findings_in_a_module_level_table_nothing_reads_are_deferred(tmp_path):
     assert standing == findings[1:]  # BASE is read by get()
     assert deferred == [findings[0] + " (deferred: CPU_METHODS in python/pkg/quant.py is referenced nowhere in "
                                       "the tree; the dead-symbol batch removes it)"]
+
+
+def test_a_read_only_on_another_platform_keeps_nothing_alive(tmp_path):
+    # 0.5.18: CPU_QUANTIZATION_METHODS is read only under `if is_cpu() and cpu_has_amx_support():`
+    from shrinker.rules.load import load_rules
+    from shrinker.rules.predicates import PredicateTable
+
+    (tmp_path / "python/pkg").mkdir(parents=True)
+    (tmp_path / "python/pkg/quant.py").write_text(
+        'CPU_METHODS = {\n    "auto-round": AutoRoundConfig,\n}\n\n\ndef get(name):\n'
+        "    if is_cpu() and cpu_has_amx_support():\n        return CPU_METHODS[name]\n    return None\n")
+    findings = ["[undefined_names] python/pkg/quant.py:2 undefined name 'AutoRoundConfig' (UndefinedName)"]
+    assert defer_dead_functions(findings, tmp_path)[0] == findings  # without the platform: the read counts
+    standing, deferred = defer_dead_functions(findings, tmp_path, table=PredicateTable(load_rules("deepseek").platform))
+    assert standing == [] and "CPU_METHODS in python/pkg/quant.py" in deferred[0]
