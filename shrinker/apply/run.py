@@ -11,6 +11,7 @@ from pathlib import Path
 
 from shrinker import paths
 from shrinker.apply.deferral import defer_dead_functions
+from shrinker.rules.predicates import PredicateTable
 from shrinker.apply.gate import GateResult, missing_names, run_gate, unresolved_imports
 from shrinker.apply.worktree import applied_batches, commit_all, keep_on_branch, open_worktree, roll_back
 from shrinker.codemods.inputs import CodemodInputs, Removed
