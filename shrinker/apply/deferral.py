@@ -23,6 +23,7 @@ from pathlib import Path
 from shrinker.graph.sources import python_sources
 from shrinker.rules.predicates import PredicateTable, evaluate_source
 
+_USED = re.compile(r": (?P<name>\w+) from removed module |undefined name '(?P<undefined>\w+)'")
 _LOCATION = re.compile(r"^\[[^\]]+\] (?P<path>[^:\s]+\.py):(?P<line>\d+)")
 
 
@@ -76,11 +77,18 @@ def defer_dead_functions(findings: list[str], tree: Path, going: set[str] = froz
     enclosing: dict[str, tuple[str, str]] = {}  # finding -> (function, path)
     for path, located in where.items():
         file = tree / path
-        definitions = _definitions(file.read_text(errors="replace")) if file.is_file() else []
+        source = file.read_text(errors="replace") if file.is_file() else ""
+        definitions = _definitions(source)
         for line, f in located:
-            for name, first, last in definitions:
-                if first <= line <= last:
-                    enclosing[f] = (name, path)
+            hits = {name for name, first, last in definitions if first <= line <= last}
+            used = _USED.search(f)
+            if not hits and used:
+                # a codemod's finding counts lines before the batch's own edits: find the use by its name
+                word = re.compile(rf"\b{re.escape(used['name'] or used['undefined'])}\b")
+                uses = [i for i, text in enumerate(source.splitlines(), 1) if word.search(text)]
+                hits = {name for name, first, last in definitions for i in uses if first <= i <= last}
+            if len(hits) == 1:
+                enclosing[f] = (hits.pop(), path)
     if not enclosing:
         return findings, []
     names = {name for name, _ in enclosing.values()}

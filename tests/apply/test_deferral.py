@@ -65,3 +65,18 @@ def test_a_read_only_on_another_platform_keeps_nothing_alive(tmp_path):
     assert defer_dead_functions(findings, tmp_path)[0] == findings  # without the platform: the read counts
     standing, deferred = defer_dead_functions(findings, tmp_path, table=PredicateTable(load_rules("deepseek").platform))
     assert standing == [] and "CPU_METHODS in python/pkg/quant.py" in deferred[0]
+
+
+def test_a_codemod_finding_counted_before_the_batch_edits_is_found_by_its_name(tmp_path):
+    # remove_dead_imports reports lines of the file it was given; the gate reads the edited file
+    from shrinker.rules.load import load_rules
+    from shrinker.rules.predicates import PredicateTable
+
+    (tmp_path / "python/pkg").mkdir(parents=True)
+    (tmp_path / "python/pkg/quant.py").write_text(
+        'CPU_METHODS = {\n    "auto-round": AutoRoundConfig,\n}\n\n\ndef get(name):\n'
+        "    if is_cpu():\n        return CPU_METHODS[name]\n    return None\n")
+    findings = ["[removed names still used] python/pkg/quant.py:4: AutoRoundConfig from removed module "
+                "pkg.auto_round is still used"]
+    standing, deferred = defer_dead_functions(findings, tmp_path, table=PredicateTable(load_rules("deepseek").platform))
+    assert standing == [] and "CPU_METHODS in python/pkg/quant.py" in deferred[0]
