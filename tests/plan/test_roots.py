@@ -82,7 +82,10 @@ def test_a_keep_rule_since_a_later_release_is_left_out_of_older_ones():
     rules = load_rules("deepseek")
     assert any(r.since == "0.5.17" for r in rules.keep)
     assert not any(r.since for r in active_rules(rules, "0.5.16").keep)
-    assert active_rules(rules, "0.5.17").keep == rules.keep == active_rules(rules, "").keep
+    assert [r.since for r in active_rules(rules, "0.5.17").keep if r.since] == ["0.5.17"] * sum(
+        r.since == "0.5.17" for r in rules.keep)  # 0.5.18's cuda_ipc rule is not active yet
+    newest = max((r.since for r in rules.keep if r.since), key=lambda v: tuple(map(int, v.split("."))))
+    assert active_rules(rules, newest).keep == rules.keep == active_rules(rules, "").keep
 
 
 def test_a_module_below_a_package_a_rule_cuts_is_cut_with_it(tmp_path):
