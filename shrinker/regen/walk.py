@@ -164,7 +164,9 @@ def write_walk_report(result: WalkResult, profile: str) -> Path:
             "not_reached": not_reached, "adopted": result.adopted, "seconds": result.seconds}
     js.write_text(json.dumps(data, indent=1) + "\n")
     stop = result.stopped_at
+    planned_only = bool(result.steps) and not any(s.apply_run or any(s.attention.values()) for s in result.steps)
     verdict = ("OK: every step applied and verified" if result.ok else
+               "planned only (--no-apply): nothing for a person" if planned_only else
                f"stopped at {stop.to_spec}: {stop.verdict}" if stop else "not verified (--no-apply)")
     lines = [f"# Regen walk {result.from_spec} → {result.to_spec}", "", f"Verdict: **{verdict}**; "
              f"{len(result.steps)} of {len(result.planned)} steps run; {result.seconds:.0f} s."

@@ -249,9 +249,10 @@ def test_a_walk_resumed_from_a_release_starts_there_and_checks_it(monkeypatch, t
     monkeypatch.setattr(walk, "rules_at", lambda rules, pin, origin, **_: f"{rules} carried from {pin} to {origin}")
     seen = []
 
-    def step(spec, *, from_spec, rules, **_):
+    def step(spec, *, from_spec, rules, run_apply=True, **_):
         seen.append((from_spec, spec, rules))
-        return RegenResult(from_spec, spec, apply_ok=True, verify_ok=True, rules=f"rules after {spec}",
+        return RegenResult(from_spec, spec, apply_run=run_apply, apply_ok=run_apply, verify_ok=run_apply,
+                           rules=f"rules after {spec}",
                            versions=(from_spec.split("==")[1], spec.split("==")[1]))
 
     monkeypatch.setattr(walk, "regen", step)
@@ -261,6 +262,8 @@ def test_a_walk_resumed_from_a_release_starts_there_and_checks_it(monkeypatch, t
                      "rules as written carried from pypi:sglang==0.5.16 to pypi:sglang==0.5.17"),
                     ("pypi:sglang==0.5.18", "pypi:sglang==0.5.19", "rules after pypi:sglang==0.5.18")]
     assert result.ok and result.report.name == "regen-0.5.17-to-0.5.19.md"
+    planned = walk.walk("pypi:sglang==0.5.19", from_spec="pypi:sglang==0.5.17", run_apply=False)
+    assert "Verdict: **planned only (--no-apply): nothing for a person**" in planned.report.read_text()
     with pytest.raises(ShrinkError, match="not newer than the pin"):
         walk.walk("pypi:sglang==0.5.19", from_spec="pypi:sglang==0.5.15")
 
