@@ -33,6 +33,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from shrinker.errors import ShrinkError
+from shrinker.graph.discover import IMPORT_ROOTS
 from shrinker.upstream.distributions import DistIndex, provided_by
 from shrinker.verify.static import STDLIB
 
@@ -439,9 +440,9 @@ def write_reports(r: RequirementsResult, out_dir: Path) -> tuple[Path, Path]:
 
 def _present(root: Path, when: str) -> str | None:
     """The kept file a `[requirements].keep` condition names, or None: a tree path as written, or a
-    module (dotted: its file or its package's __init__ under python/, so a module that became a
+    module (dotted: its file or its package's __init__ under an import root, so a module that became a
     package, as 0.5.18's kernels.jit.utils.compile did, still counts, and rule moves follow it)."""
     if "/" in when:
         return when if (root / when).exists() else None
-    base = "python/" + when.replace(".", "/")
-    return next((rel for rel in (f"{base}.py", f"{base}/__init__.py") if (root / rel).exists()), None)
+    bases = [f"{import_root}/" + when.replace(".", "/") for import_root in IMPORT_ROOTS]
+    return next((rel for base in bases for rel in (f"{base}.py", f"{base}/__init__.py") if (root / rel).exists()), None)

@@ -135,22 +135,27 @@ def _dotted_name(package: str) -> re.Pattern:
     return re.compile(rf"^{re.escape(package)}(\.[\w*?\[\]]+)+(:[\w.]+)?$")
 
 
-def _rule_names(rules: Rules):
-    """Every dotted name under the profile's package in the rules, roots aside."""
+def _map_rule_names(rules: Rules, change) -> dict:
+    """The rules' data with `change` applied to every dotted name under the profile's package, roots aside."""
     name_re = _dotted_name(rules.profile.package)
 
     def walk(value):
         if isinstance(value, dict):
-            for k, v in value.items():
-                if k != "roots":
-                    yield from walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                yield from walk(v)
-        elif isinstance(value, str) and name_re.match(value):
-            yield value
+            return {k: (v if k == "roots" else walk(v)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, str) and name_re.match(value):
+            return change(value)
+        return value
 
     return walk(rules.model_dump(exclude_none=True))
+
+
+def _rule_names(rules: Rules) -> set[str]:
+    """Every dotted name under the profile's package in the rules, roots aside."""
+    names: set[str] = set()
+    _map_rule_names(rules, lambda name: names.add(name) or name)
+    return names
 
 
 def find_moves(rules: Rules, previous: ImportGraph, graph: ImportGraph) -> list[RuleMove]:
@@ -166,19 +171,12 @@ def rewrite_rules(rules: Rules, moves: dict[str, str]) -> Rules:
     """The rules with every dotted name under a moved prefix (roots aside) rewritten to its new place."""
     if not moves:
         return rules
-    name_re = _dotted_name(rules.profile.package)
 
-    def follow(value):
-        if isinstance(value, dict):
-            return {k: (v if k == "roots" else follow(v)) for k, v in value.items()}
-        if isinstance(value, list):
-            return [follow(v) for v in value]
-        if isinstance(value, str) and name_re.match(value):
-            prefix, rest = _literal_prefix(value)
-            return moves[prefix] + rest if prefix in moves else value
-        return value
+    def follow(name: str) -> str:
+        prefix, rest = _literal_prefix(name)
+        return moves[prefix] + rest if prefix in moves else name
 
-    return Rules.model_validate(follow(rules.model_dump(exclude_none=True)))
+    return Rules.model_validate(_map_rule_names(rules, follow))
 
 
 def adopt_moves(text: str, moves: dict[str, str]) -> tuple[str, list[str]]:

@@ -165,7 +165,8 @@ def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: 
     for pair, why in own.items():
         evidence.setdefault(pair, []).extend(why)
     questions, decided = _judge_new_keys(new_keys, new_reach.registries.removed_keys, evidence,
-                                         {c.key: c.reason for c in rules.regen.confirmed_removed}, other_family)
+                                         {c.key: c.reason for c in rules.regen.confirmed_removed}, other_family,
+                                         rules.regen.draft_suffixes)
     table = PredicateTable(rules.platform)
     folded = {n: u for n, u in fresh.items() if table.rule_for(n) is not None}
     result.attention = {
@@ -209,17 +210,18 @@ def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: 
 
 def _judge_new_keys(new_keys: dict[str, list[str]], removed: dict[str, set[str]],
                     evidence: dict[tuple[str, str], list[str]], confirmed: dict[str, str],
-                    other_family: dict[tuple[str, str], list[str]] | None = None) -> tuple[list[str], list[str]]:
+                    other_family: dict[tuple[str, str], list[str]] | None = None,
+                    draft_suffixes: list[str] = ()) -> tuple[list[str], list[str]]:
     """(questions for a person, decided lines): a new key the keep list names is kept, one it does not
     is removed; a removed one that kept signal code names is a question, with the rule settling it.
     `confirmed`: `registry:key` -> the reason a person gave for removing it anyway; a draft model
-    (`<key>NextN`, `<key>MTP`) of a confirmed key is settled with it. `other_family`: another model
+    (`<key><suffix>`, [regen].draft_suffixes) of a confirmed key is settled with it. `other_family`: another model
     family's architectures built on kept code (removed, with that evidence, no question)."""
     other_family = other_family or {}
     questions, decided = [], []
     for reg, keys in sorted(new_keys.items()):
         for key in keys:
-            base = _draft_base(key, reg, confirmed)
+            base = _draft_base(key, reg, confirmed, draft_suffixes)
             if base:
                 confirmed = {**confirmed, f"{reg}:{key}": f"the draft model of {base}: {confirmed[f'{reg}:{base}']}"}
             if key not in removed.get(reg, set()):
@@ -239,12 +241,9 @@ def _judge_new_keys(new_keys: dict[str, list[str]], removed: dict[str, set[str]]
     return questions, decided
 
 
-DRAFT_SUFFIXES = ("NextN", "MTP")
-
-
-def _draft_base(key: str, reg: str, confirmed: dict[str, str]) -> str:
+def _draft_base(key: str, reg: str, confirmed: dict[str, str], suffixes: list[str]) -> str:
     """The confirmed-removed architecture `key` is the draft (MTP) model of, or ""."""
-    for suffix in DRAFT_SUFFIXES:
+    for suffix in suffixes:
         if key.endswith(suffix) and f"{reg}:{key[:-len(suffix)]}" in confirmed:
             return key[:-len(suffix)]
     return ""

@@ -252,6 +252,10 @@ class Regen(_Strict):
                                                 "when its key or module names one; another family's model built "
                                                 "on it (Kimi K3, GLM-5 Next) is removed, reported with that "
                                                 "evidence. Empty: every such architecture is asked about.")
+    draft_suffixes: list[str] = Field(default_factory=list,
+                                      description="Endings of a draft (MTP) model's architecture name "
+                                                  "(`NextN`): a draft of a confirmed-removed architecture is "
+                                                  "settled with it.")
     confirmed_removed: list[ConfirmedRemoval] = Field(
         default_factory=list, description="Registry keys a person ruled removed although kept code names them, "
                                           "one line each (`{key = \"registry:key\", reason = \"...\"}`), each "

@@ -293,7 +293,7 @@ def test_another_familys_model_built_on_kept_code_is_decided_and_a_draft_follows
     removed = {"models": {"Glm5Next", "V9Draft", "Llama", "KimiK3NextN", "KimiK3"}}
     questions, decided = _judge_new_keys({"models": ["Glm5Next", "V9Draft", "Llama", "KimiK3NextN"]}, removed,
                                          {**own, ("models", "KimiK3NextN"): ["registered by pkg.models.kimi_nextn"]},
-                                         {"models:KimiK3": "Moonshot's model"}, other)
+                                         {"models:KimiK3": "Moonshot's model"}, other, ["NextN", "MTP"])
     assert [q.split(" is removed")[0] for q in questions] == ["models: V9Draft"]
     assert any(d.startswith("models: Glm5Next removed") and "named for another model family" in d for d in decided)
     assert any(d.startswith("models: KimiK3NextN removed") and "the draft model of KimiK3" in d for d in decided)
