@@ -506,13 +506,15 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
                 and all(self.folder.pure(a.value) for a in call.args))
 
     def _registers_removed(self, call: cst.Call) -> bool:
-        """`Factory.register_backend("aibrix", "sglang...aibrix_kvcache_storage", "Cls")`: a registration
-        that names a removed module by string (only literal arguments: nothing else runs)."""
-        strings = [_string(a.value) for a in call.args]
-        if not strings or any(s is None for s in strings):
+        """`Factory.register_backend("aibrix", "sglang...aibrix_kvcache_storage", "Cls")`,
+        `register_kernel(KernelSpec(target="sglang...causal_conv1d:causal_conv1d_fwd", ...))`: a
+        registration that names a removed module by string and whose arguments run no code (literals,
+        names, and calls the rules declare pure, such as the records of `[platform].pure_methods`)."""
+        if not call.args or not all(self.folder.pure(a.value) for a in call.args):
             return False
+        strings = [_string(n) for a in call.args for n in cst.matchers.findall(a.value, cst.matchers.SimpleString())]
         removed = self.inputs.removed
-        return any("." in s and removed.module_removed(s.split(":")[0]) for s in strings if s)
+        return any(s and "." in s and removed.module_removed(s.split(":")[0]) for s in strings)
 
     def _constants(self, node: cst.ImportFrom) -> list[cst.SimpleStatementLine]:
         """`from <removed> import CHUNK_SIZE as FLA_CHUNK_SIZE` -> `FLA_CHUNK_SIZE = 64` when every name

@@ -270,10 +270,8 @@ def _removed_fraction(profile: str, version: str) -> float | None:
 
 
 def _verify(profile: str, upstream, rules: Rules) -> bool:
-    try:
-        from shrinker.verify import verify_tree  # type: ignore[attr-defined]
-    except ImportError:
-        return True  # the apply gate already ran; the verify stage is not installed
+    from shrinker.verify import verify_tree  # type: ignore[attr-defined]
+
     outcome = verify_tree(paths.work_tree_dir(profile, upstream.version), upstream.root, profile=profile,
                           report_dir=paths.reports_dir(profile, upstream.version), rules=rules)
     return bool(getattr(outcome, "passed", outcome))

@@ -340,6 +340,38 @@ class TestFeatureRegistrations(PlatformCodemodTest):
             inputs=inputs,
         )
 
+    def test_kernel_record_naming_a_removed_module_goes(self) -> None:
+        # 0.5.18's kept kernels/ops/mamba/__init__.py registers the removed causal_conv1d kernels
+        inputs = _inputs_removing("sglang.kernels.ops.mamba.causal_conv1d")
+        self.assertCodemod(
+            """
+            _CUDA = frozenset({CapabilityRequirement.CUDA})
+            register_kernel(
+                KernelSpec(
+                    op="mamba.causal_conv1d_fwd",
+                    backend=KernelBackend.JIT,
+                    target="sglang.kernels.ops.mamba.causal_conv1d:causal_conv1d_fwd",
+                    capabilities=_CUDA,
+                    format_signature=FormatSignature(in_place=True, description="prefill"),
+                )
+            )
+            register_kernel(KernelSpec(op="mamba.transfer", target="sglang.kernels.ops.mamba.transfer_mamba:run"))
+            """,
+            """
+            _CUDA = frozenset({CapabilityRequirement.CUDA})
+            register_kernel(KernelSpec(op="mamba.transfer", target="sglang.kernels.ops.mamba.transfer_mamba:run"))
+            """,
+            inputs=inputs,
+        )
+
+    def test_kernel_record_built_by_an_undeclared_call_stays(self) -> None:
+        self.assertUnchanged(
+            """
+            register_kernel(make_spec(target="sglang.kernels.ops.mamba.causal_conv1d:causal_conv1d_fwd"))
+            """,
+            inputs=_inputs_removing("sglang.kernels.ops.mamba.causal_conv1d"),
+        )
+
     def test_registration_with_a_computed_argument_stays(self) -> None:
         self.assertUnchanged(
             """
