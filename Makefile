@@ -33,7 +33,7 @@ test: $(STAMP)  ## all tests (integration tests download the pinned upstream onc
 test-fast: $(STAMP)  ## unit tests only (no upstream download)
 	$(BIN)/pytest -q -m "not upstream"
 
-verify-env: $(STAMP)  ## .venv-verify: CPU torch + what sglang 0.5.16 imports (once, ~3 min)
+verify-env: $(STAMP)  ## the pinned release's verify environment (.venv-verify): torch + what sglang imports (once, ~3 min)
 	$(BIN)/shrink verify env
 
 verify: verify-env  ## the work tree against upstream -> reports/deepseek/v0.5.16/verify.{json,md}

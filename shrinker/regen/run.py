@@ -132,7 +132,7 @@ def pinned_spec() -> str:
 
 def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: str = "deepseek",
           with_kernel: bool = True, run_apply: bool = True, run_verify: bool = True, jobs: int = 2,
-          rules: Rules | None = None) -> RegenResult:
+          rules: Rules | None = None, log=lambda msg: None) -> RegenResult:
     """One step from `from_spec` (default: the pin) to `to_spec` (default: the newest release).
     `rules`: the rules as the step before left them (a walk), else the profile's file."""
     start = time.perf_counter()
@@ -202,7 +202,7 @@ def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: 
                 for f in failed[0].findings]
         if run_verify and result.apply_ok:
             result.verify_run = True
-            result.verify_ok = _verify(profile, new_up, rules)
+            result.verify_ok = _verify(profile, new_up, rules, log=log)
     result.seconds = round(time.perf_counter() - start, 2)
     result.report = write_regen_report(result, profile, old_up.version, new_up.version)
     return result
@@ -269,11 +269,13 @@ def _removed_fraction(profile: str, version: str) -> float | None:
         return None
 
 
-def _verify(profile: str, upstream, rules: Rules) -> bool:
+def _verify(profile: str, upstream, rules: Rules, log=lambda msg: None) -> bool:
     from shrinker.verify import verify_tree  # type: ignore[attr-defined]
+    from shrinker.verify.env import ensure_env
 
+    env = ensure_env(upstream.root, log=log)  # the release's own pins (made once per set of pins)
     outcome = verify_tree(paths.work_tree_dir(profile, upstream.version), upstream.root, profile=profile,
-                          report_dir=paths.reports_dir(profile, upstream.version), rules=rules)
+                          report_dir=paths.reports_dir(profile, upstream.version), rules=rules, env=env)
     return bool(getattr(outcome, "passed", outcome))
 
 

@@ -74,7 +74,7 @@ def walk(to_spec: str | None = None, *, from_spec: str | None = None, profile: s
     for i, spec in enumerate(result.planned, 1):
         log(f"step {i}/{len(result.planned)}: {previous} -> {spec}")
         step = regen(spec, from_spec=previous, profile=profile, with_kernel=with_kernel, run_apply=run_apply,
-                     jobs=jobs, rules=rules)
+                     jobs=jobs, rules=rules, log=log)
         result.steps.append(step)
         rules = step.rules or rules  # moved roots and rule names carry on to the next release
         log(f"step {i}/{len(result.planned)}: {step.verdict} ({step.seconds:.0f} s)")

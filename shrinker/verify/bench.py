@@ -25,7 +25,7 @@ from pathlib import Path
 
 from shrinker import paths
 from shrinker.upstream import load
-from shrinker.verify.env import require_env
+from shrinker.verify.env import require_env, requirements_for
 from shrinker.verify.imports import importable_modules, upstream_cache_file
 from shrinker.verify.run import clean_commit, verify_tree
 from shrinker.verify.tree import SourceTree
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     up = load()
-    env = require_env()
+    env = require_env(reqs=requirements_for(up.root))
     out = args.out or paths.reports_dir() / "bench" / "verify.json"
     if clean_commit(up.root) != up.commit:
         raise SystemExit(f"{up.root} is not the clean pinned commit: caches would not apply")

@@ -31,6 +31,17 @@ def _upstream(upstream_root: Optional[Path]):
     return up.root, up.version
 
 
+def _pinned_root_if_fetched() -> Optional[Path]:
+    """The pinned upstream's tree when it is in the cache (its pins choose the environment), else None."""
+    from shrinker.upstream import load
+
+    try:
+        root = load().root
+    except ShrinkError:
+        return None
+    return root if (root / "python" / "pyproject.toml").is_file() else None
+
+
 def _gpu_runner():
     try:
         module = importlib.import_module("shrinker.gpu.verify")
@@ -53,19 +64,24 @@ def _require_gpu() -> None:
         raise ShrinkError(reason)
 
 
-def _env_if_needed(checks):
-    """The verify environment when a check needs it: made on first use (a few minutes, once)."""
-    from shrinker.verify.env import env_dir, load_env, make_env
+def _env_if_needed(checks, upstream_root: Path):
+    """The verify environment of the release when a check needs it: made on first use (a few
+    minutes, once)."""
     from shrinker.verify.run import DYNAMIC, resolve_checks
 
     if not any(c in DYNAMIC for c in resolve_checks(checks)):
         return None
-    env = load_env()
-    if env is None:
-        with console.status(f"making the verify environment {env_dir()} (once) ..."):
-            env = make_env(log=lambda msg: console.log(msg))
-        for req, why in env.failed.items():
-            console.print(f"[yellow]could not install[/] {req}: {why}")
+    return _ensure_env(upstream_root)
+
+
+def _ensure_env(upstream_root: Optional[Path], force: bool = False):
+    """The verify environment under the release's own pins, made when missing (progress on stderr)."""
+    from shrinker.verify.env import ensure_env, env_dir, requirements_for
+
+    with console.status(f"verify environment {env_dir(requirements_for(upstream_root))} (made once) ..."):
+        env = ensure_env(upstream_root, force=force, log=lambda msg: console.log(msg))
+    for req, why in env.failed.items():
+        console.print(f"[yellow]could not install[/] {req}: {why}")
     return env
 
 
@@ -113,7 +129,7 @@ def register(app: typer.Typer) -> None:
         if not tree.is_dir():
             raise ShrinkError(f"no tree at {tree}: run `shrink apply` first, or pass --tree")
         reports = None if no_report else (report_dir or paths.reports_dir(profile, version))
-        env = _env_if_needed(check)
+        env = _env_if_needed(check, upstream_root)
         result = verify_tree(tree, upstream_root, checks=check, jobs=jobs, report_dir=reports, profile=profile,
                              reuse=not no_reuse, only=only, env=env, bases=not no_bases)
         out.print(render(result))
@@ -137,12 +153,11 @@ def register(app: typer.Typer) -> None:
         out.print(f"[green]verify passed[/]: {len(result.checks)} checks, 0 regressions, {result.seconds:.1f} s")
 
     @verify_app.command("env")
-    def env_cmd(force: bool = typer.Option(False, "--force", help="Rebuild even when up to date.")) -> None:
-        """Create .venv-verify (CPU torch + what sglang needs to import); a second run does nothing."""
-        from shrinker.verify.env import env_dir, make_env
-
-        with console.status(f"making {env_dir()} ..."):
-            env = make_env(force=force, log=lambda msg: console.log(msg))
+    def env_cmd(force: bool = typer.Option(False, "--force", help="Rebuild even when up to date."),
+                upstream: Optional[Path] = typer.Option(
+                    None, "--upstream", help="Upstream tree whose pins the environment takes (default: the pinned upstream, "
+                                             "when fetched).")) -> None:
+        """Create the verify environment (CPU torch + what sglang needs to import, under the release's own
+        pins: .venv-verify, or .venv-verify-<hash> for other pins); a second run does nothing."""
+        env = _ensure_env(_pinned_root_if_fetched() if upstream is None else _upstream(upstream)[0], force=force)
         out.print(f"[green]verify env[/] {env.root}  torch {env.torch_version}  {len(env.installed)} requirements")
-        for req, why in env.failed.items():
-            out.print(f"[yellow]could not install[/] {req}: {why}")

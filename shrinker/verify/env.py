@@ -1,5 +1,11 @@
 """The verify environment `.venv-verify`: CPU torch + what sglang needs to import, made once.
 
+Each release is verified under its own pins: data/requirements-verify.txt lists what sglang imports,
+and every exact pin the release declares (python/pyproject.toml: torch==2.14.1, transformers==5.19.0)
+takes the place of that line (`requirements_for`). The base list's environment is `.venv-verify`;
+a release that pins otherwise gets `.venv-verify-<hash>` beside it, so a walk over releases that
+share pins makes each environment once.
+
 Idempotent: a marker file inside the venv records the hash of the requirements it was made from;
 a second call with the same requirements does nothing. Packages that cannot be installed are
 reported (and kept in the marker) instead of failing the whole environment: the differential
@@ -18,13 +24,18 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
 from shrinker import paths
 from shrinker.errors import ShrinkError
+from shrinker.upstream.distributions import declared_requirements
 
 REQUIREMENTS_FILE = Path(__file__).parent / "data" / "requirements-verify.txt"
 MARKER = "shrinker-verify-env.json"
-# Only the CPU build is wanted: pip's find-links on this machine holds it; never let the resolver
-# fetch a CUDA build from the index instead.
+# The CPU build is wanted where there is one (pip's find-links on this machine holds torch 2.13's):
+# it is a fifth of the CUDA build's download.
 CPU_LOCAL_LABEL = "+cpu"
 
 
@@ -43,8 +54,14 @@ class VerifyEnv:
         return data
 
 
-def env_dir() -> Path:
-    return Path(os.environ.get("SHRINK_VERIFY_VENV") or paths.project_root() / ".venv-verify")
+def env_dir(reqs: list[str] | None = None) -> Path:
+    """Where the environment of `reqs` (default: the base list) lives."""
+    if os.environ.get("SHRINK_VERIFY_VENV"):
+        return Path(os.environ["SHRINK_VERIFY_VENV"])
+    base = paths.project_root() / ".venv-verify"
+    if reqs is None or reqs == read_requirements():
+        return base
+    return base.with_name(f".venv-verify-{requirements_hash(reqs)}")
 
 
 def read_requirements(path: Path = REQUIREMENTS_FILE) -> list[str]:
@@ -56,6 +73,34 @@ def read_requirements(path: Path = REQUIREMENTS_FILE) -> list[str]:
     return reqs
 
 
+def release_pins(upstream_root: Path) -> dict[str, str]:
+    """canonical name -> version of every exact, marker-free pin in the release's python/pyproject.toml."""
+    pins = {}
+    for req in declared_requirements(Path(upstream_root) / "python" / "pyproject.toml"):
+        exact = [s.version for s in req.specifier if s.operator == "=="]
+        if req.marker is None and len(exact) == 1 and len(req.specifier) == 1:
+            pins[canonicalize_name(req.name)] = exact[0]
+    return pins
+
+
+def requirements_for(upstream_root: Path | None, base: list[str] | None = None) -> list[str]:
+    """The base list with the release's own exact pins in place of the lines that name the same
+    distribution (a line the release does not pin stays as written; nothing is added). Where the
+    base pins a newer version, the base stays: it was measured to import sglang on a CPU machine,
+    and the only older pins are 0.5.16/0.5.17's torch 2.11, the GPU machines' build, of which no
+    CPU wheel exists here (imports are what verify checks, and the newer torch keeps them)."""
+    base = read_requirements() if base is None else base
+    pins = release_pins(upstream_root) if upstream_root is not None else {}
+    out = []
+    for line in base:
+        req = Requirement(line)
+        pin = pins.get(canonicalize_name(req.name))
+        ours = [s.version for s in req.specifier if s.operator == "=="]
+        newer_here = bool(pin and ours and Version(ours[0]) > Version(pin))
+        out.append(f"{req.name}=={pin}" if pin and not newer_here else line)
+    return out
+
+
 def requirements_hash(reqs: list[str]) -> str:
     text = "\n".join(reqs) + f"\npython={sys.version_info.major}.{sys.version_info.minor}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -65,23 +110,25 @@ def _python(root: Path) -> Path:
     return root / "bin" / "python"
 
 
-def load_env(root: Path | None = None) -> VerifyEnv | None:
-    """The made environment, or None when there is none (or it was made from other requirements)."""
-    root = root or env_dir()
+def load_env(root: Path | None = None, reqs: list[str] | None = None) -> VerifyEnv | None:
+    """The environment made from `reqs` (default: the base list), or None when there is none (or the
+    one at `root` was made from other requirements)."""
+    reqs = read_requirements() if reqs is None else reqs
+    root = root or env_dir(reqs)
     marker = root / MARKER
     if not marker.exists() or not _python(root).exists():
         return None
     data = json.loads(marker.read_text())
     env = VerifyEnv(**{**data, "root": Path(data["root"]), "python": Path(data["python"])})
-    if env.requirements_hash != requirements_hash(read_requirements()):
+    if env.requirements_hash != requirements_hash(reqs):
         return None
     return env
 
 
-def require_env(root: Path | None = None) -> VerifyEnv:
-    env = load_env(root)
+def require_env(root: Path | None = None, reqs: list[str] | None = None) -> VerifyEnv:
+    env = load_env(root, reqs)
     if env is None:
-        raise ShrinkError(f"no verify environment at {root or env_dir()}: run `shrink verify env` (make verify-env)")
+        raise ShrinkError(f"no verify environment at {root or env_dir(reqs)}: run `shrink verify env` (make verify-env)")
     return env
 
 
@@ -97,13 +144,15 @@ def _last_error(proc: subprocess.CompletedProcess) -> str:
     return (errors or lines or ["pip failed"])[-1][:300]
 
 
-def make_env(root: Path | None = None, *, force: bool = False, log=lambda msg: None) -> VerifyEnv:
-    """Create (or reuse) the verify venv; returns what is installed and what could not be."""
-    root = root or env_dir()
-    reqs = read_requirements()
+def make_env(root: Path | None = None, *, reqs: list[str] | None = None, force: bool = False,
+             log=lambda msg: None) -> VerifyEnv:
+    """Create (or reuse) the verify venv of `reqs` (default: the base list); returns what is
+    installed and what could not be."""
+    reqs = read_requirements() if reqs is None else reqs
+    root = root or env_dir(reqs)
     digest = requirements_hash(reqs)
     if not force:
-        existing = load_env(root)
+        existing = load_env(root, reqs)
         if existing is not None:
             return existing
     if root.exists():
@@ -117,14 +166,18 @@ def make_env(root: Path | None = None, *, force: bool = False, log=lambda msg: N
     others = [r for r in reqs if r not in torch_reqs]
     failed: dict[str, str] = {}
 
-    # torch first and alone, binary only: the CPU wheel from the local find-links.
+    # torch first and alone, binary only: the CPU build where one of that version is on the local
+    # find-links; a release whose torch has none (2.14.1) takes the CUDA build, which imports on a
+    # CPU machine too (its CUDA libraries come as wheels), and the marker records which.
     for req in torch_reqs:
-        proc = _pip(python, ["--only-binary=:all:", req], log)
+        proc = _pip(python, ["--only-binary=:all:", cpu_build(req)], log)
+        if proc.returncode != 0:
+            proc = _pip(python, ["--only-binary=:all:", req], log)
         if proc.returncode != 0:
             raise ShrinkError(f"could not install {req} into {root}: {_last_error(proc)}")
     torch_version = _probe(python, "import torch; print(torch.__version__)")
-    if torch_reqs and not torch_version.endswith(CPU_LOCAL_LABEL):
-        raise ShrinkError(f"{root}: torch {torch_version!r} is not the CPU build (expected ...{CPU_LOCAL_LABEL})")
+    if torch_reqs and not torch_version:
+        raise ShrinkError(f"{root}: torch was installed but does not import")
 
     # The rest in one resolve, torch held where it is; on failure one by one, to name the culprits.
     constraints = root / "constraints-verify.txt"
@@ -142,6 +195,22 @@ def make_env(root: Path | None = None, *, force: bool = False, log=lambda msg: N
                     failed=failed, torch_version=torch_version)
     (root / MARKER).write_text(json.dumps(env.to_json(), indent=2) + "\n")
     return env
+
+
+def cpu_build(req: str) -> str:
+    """`torch==2.13.0` -> `torch==2.13.0+cpu` (the local CPU wheel); anything else as it is."""
+    parsed = Requirement(req)
+    exact = [s.version for s in parsed.specifier if s.operator == "=="]
+    if len(exact) != 1 or "+" in exact[0]:
+        return req
+    return f"{parsed.name}=={exact[0]}{CPU_LOCAL_LABEL}"
+
+
+def ensure_env(upstream_root: Path | None, *, force: bool = False, log=lambda msg: None) -> VerifyEnv:
+    """The environment under the release's own pins (`requirements_for`), made when missing."""
+    reqs = requirements_for(upstream_root)
+    env = None if force else load_env(reqs=reqs)
+    return env or make_env(reqs=reqs, force=force, log=log)
 
 
 TORCHVISION_FIX = "# shrinker verify-env: register fakes only when the C++ ops loaded\n"

@@ -13,7 +13,7 @@ from shrinker.errors import ShrinkError
 from shrinker.verify.platform_names import split_undefined
 from shrinker.verify import behaviour, cli_surface, static
 from shrinker.upstream.distributions import load_index
-from shrinker.verify.env import VerifyEnv, load_env
+from shrinker.verify.env import VerifyEnv, load_env, requirements_for
 from shrinker.verify.factcache import tree_facts
 from shrinker.verify.imports import compare_imports
 from shrinker.verify.probe import ProbeFailed, cached, probe_key, run_probe
@@ -121,9 +121,10 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
     result = VerifyResult(tree=pruned_tree.root, upstream_root=upstream_tree.root)
 
     if any(c in DYNAMIC for c in wanted):
-        env = env or load_env()
+        env = env or load_env(reqs=requirements_for(upstream_tree.root))
         if env is None:
-            raise ShrinkError("no verify environment (.venv-verify): run `shrink verify env` first (make verify-env)")
+            raise ShrinkError(f"no verify environment for {upstream_tree.root}: run `shrink verify env "
+                              f"--upstream {upstream_tree.root}` first (make verify-env for the pin)")
 
     if any(c in STATIC for c in wanted):
         with _Timer() as t:

@@ -91,12 +91,12 @@ def edit(path: Path, old: str, new: str) -> None:
 # --- the real upstream and verify environment (tests marked `upstream`) -------------------------
 
 @pytest.fixture(scope="session")
-def verify_env():
-    from shrinker.verify.env import load_env
+def verify_env(pinned_upstream):
+    from shrinker.verify.env import load_env, requirements_for
 
-    env = load_env()
+    env = load_env(reqs=requirements_for(pinned_upstream.root))  # the pinned release's own pins
     if env is None:
-        pytest.skip("no .venv-verify (make verify-env)")
+        pytest.skip("no verify environment for the pinned upstream (make verify-env)")
     return env
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -45,3 +46,61 @@ def test_fix_torchvision_guards_register_fake(tmp_path, monkeypatch):
     assert '@_register_fake("torchvision::nms")' in text and "torchvision.extension._has_ops()" in text
     compile(text, str(target), "exec")
     assert venv.fix_torchvision(Path("python")) and target.read_text() == text  # idempotent
+
+
+def _release(tmp_path: Path, *deps: str) -> Path:
+    """An upstream tree whose python/pyproject.toml declares `deps`."""
+    (tmp_path / "python").mkdir(parents=True)
+    lines = ", ".join(f'"{d}"' for d in deps)
+    (tmp_path / "python" / "pyproject.toml").write_text(f'[project]\nname = "sglang"\nversion = "9"\ndependencies = [{lines}]\n')
+    return tmp_path
+
+
+def test_a_release_is_verified_under_its_own_pins(tmp_path):
+    base = ["torch==2.13.0", "torchvision", "transformers==5.12.1", "compressed-tensors", "numpy"]
+    up = _release(tmp_path, "torch==2.14.1", "transformers==5.19.0", "compressed-tensors==0.18.0",
+                  "numpy>=2", "sglang-kernel==0.4.10", "xgrammar==0.2.7; platform_machine == 'x86_64'")
+    assert venv.requirements_for(up, base) == [
+        "torch==2.14.1", "torchvision", "transformers==5.19.0", "compressed-tensors==0.18.0", "numpy"]
+    # an older pin than the base's (0.5.16's torch 2.11, the GPU build) leaves the base line
+    old = _release(tmp_path / "old", "torch==2.11.0", "transformers==5.12.1")
+    assert venv.requirements_for(old, base) == base
+    assert venv.requirements_for(None, base) == base
+
+
+def test_each_set_of_pins_has_its_own_environment(monkeypatch, tmp_path):
+    monkeypatch.delenv("SHRINK_VERIFY_VENV", raising=False)
+    monkeypatch.setattr(venv.paths, "project_root", lambda: tmp_path)
+    base = venv.read_requirements()
+    assert venv.env_dir() == venv.env_dir(base) == tmp_path / ".venv-verify"
+    other = [r if not r.startswith("torch==") else "torch==2.14.1" for r in base]
+    assert venv.env_dir(other) == tmp_path / f".venv-verify-{venv.requirements_hash(other)}"
+    assert venv.env_dir(other) != venv.env_dir([*other, "extra"])
+
+
+def test_torch_is_asked_for_as_the_cpu_build_first():
+    assert venv.cpu_build("torch==2.13.0") == "torch==2.13.0+cpu"
+    assert venv.cpu_build("torch==2.14.1+cu130") == "torch==2.14.1+cu130"
+    assert venv.cpu_build("torch>=2") == "torch>=2"
+
+
+def test_a_torch_without_a_cpu_build_takes_the_cuda_build(tmp_path, monkeypatch):
+    calls = []
+
+    def pip(python, args, log):
+        calls.append(args[-1] if args[0] != "-c" else "rest")
+        failed = args[-1] == "torch==2.14.1+cpu"  # no CPU wheel of 2.14.1 on the find-links
+        return subprocess.CompletedProcess(args, 1 if failed else 0, "", "ERROR: no matching distribution")
+
+    monkeypatch.setattr(venv, "_pip", pip)
+    monkeypatch.setattr(venv, "_probe", lambda python, code: "2.14.1+cu130" if "torch" in code else "")
+    def fake_venv(cmd, **kwargs):  # `python -m venv ROOT`: the folder alone
+        Path(cmd[-1]).mkdir(parents=True)
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(venv.subprocess, "run", fake_venv)
+    env = venv.make_env(tmp_path / "env", reqs=["torch==2.14.1", "numpy"])
+    assert calls == ["torch==2.14.1+cpu", "torch==2.14.1", "rest"]
+    assert env.torch_version == "2.14.1+cu130" and env.failed == {}
+    assert venv.load_env(tmp_path / "env", reqs=["torch==2.14.1", "numpy"]) is None  # no python in the fake venv
+    assert json.loads((tmp_path / "env" / venv.MARKER).read_text())["torch_version"] == "2.14.1+cu130"
