@@ -181,7 +181,9 @@ def make_env(root: Path | None = None, *, reqs: list[str] | None = None, force: 
 
     # The rest in one resolve, torch held where it is; on failure one by one, to name the culprits.
     constraints = root / "constraints-verify.txt"
-    pins = [r for r in others if "==" in r] + ([f"torch=={torch_version}"] if torch_version else [])
+    # torch by its public version: the installed build satisfies it, and a local label (+cu130) would
+    # sort above a cap such as this machine's own `torch<=2.14.1` constraint and make nothing resolve
+    pins = [r for r in others if "==" in r] + ([f"torch=={Version(torch_version).public}"] if torch_version else [])
     constraints.write_text("".join(f"{pin}\n" for pin in pins))
     proc = _pip(python, ["-c", str(constraints), *others], log)
     if proc.returncode != 0:

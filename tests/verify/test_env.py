@@ -104,3 +104,5 @@ def test_a_torch_without_a_cpu_build_takes_the_cuda_build(tmp_path, monkeypatch)
     assert env.torch_version == "2.14.1+cu130" and env.failed == {}
     assert venv.load_env(tmp_path / "env", reqs=["torch==2.14.1", "numpy"]) is None  # no python in the fake venv
     assert json.loads((tmp_path / "env" / venv.MARKER).read_text())["torch_version"] == "2.14.1+cu130"
+    # the rest resolve against torch's public version: `torch<=2.14.1` (a cap) admits it, not 2.14.1+cu130
+    assert "torch==2.14.1\n" in (tmp_path / "env" / "constraints-verify.txt").read_text()
