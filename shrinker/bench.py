@@ -77,9 +77,16 @@ def bench_apply() -> dict:
             **_machine()}
 
 
-def bench_regen(from_spec: str = "pypi:sglang==0.5.14", to_spec: str = "pypi:sglang==0.5.16") -> dict:
-    """Regen (plan both releases + diff; apply and verify are measured on their own) cold, then warm."""
+def bench_regen(from_spec: str | None = None, to_spec: str | None = None) -> dict:
+    """One regen step, the pin to the next PyPI release (plan both releases + diff; a whole step's
+    apply and verify seconds are in each walk report's rows), cold, then warm."""
     import shutil
+
+    from shrinker.regen.run import newest_on_pypi, pinned_spec
+    from shrinker.regen.walk import releases_between
+
+    from_spec = from_spec or pinned_spec()
+    to_spec = to_spec or releases_between(from_spec, newest_on_pypi())[0]
 
     with tempfile.TemporaryDirectory(prefix="shrink-bench-regen-") as tmp:
         root = Path(tmp) / "proj"
