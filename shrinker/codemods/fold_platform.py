@@ -40,8 +40,8 @@ import libcst.helpers
 from shrinker.codemods.base import ShrinkCodemod, constant, node_lines, spaced, swap_expression
 from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
-from shrinker.rules.predicates import (architecture_compare, combine, env_flag_name, never_compare, platform_name,
-                                       vocabulary_patterns)
+from shrinker.rules.predicates import (architecture_compare, combine, env_flag_name, never_compare,
+                                       platform_attribute_probe, platform_name, vocabulary_patterns)
 
 # Python builtins (and os env readers) whose calls have no side effects worth keeping.
 _PURE_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "callable", "len", "bool",
@@ -142,7 +142,7 @@ class Folder:
             if value is not None and self.pure(node.value):
                 return Fold(constant(value), value, True, True)
         elif isinstance(node, cst.Call):
-            folded = self._fold_call(node) or self._fold_isinstance(node)
+            folded = self._fold_call(node) or self._fold_isinstance(node) or self._fold_hasattr(node)
             if folded is not None:
                 return folded
         elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
@@ -192,6 +192,13 @@ class Folder:
             return None
         value = self.table.value(name, called=True)
         return Fold(constant(value), value, True, True)
+
+    def _fold_hasattr(self, node: cst.Call) -> Optional[Fold]:
+        """`hasattr(pool, "req_to_c128_sidecar")`, an attribute only another platform's objects carry
+        ([platform].attributes): False."""
+        if platform_attribute_probe(node, self.table.platform) is None:
+            return None
+        return Fold(constant(False), False, self.pure(node.args[0].value), True)
 
     def _fold_isinstance(self, node: cst.Call) -> Optional[Fold]:
         """`isinstance(x, NPUPool)` with NPUPool imported from a removed module is False; in a tuple
@@ -428,7 +435,7 @@ def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re
     architecture occurs (or one of the `extra` words)."""
     platform = inputs.rules.platform
     return _trigger_regex(tuple(p.name for p in platform.predicates) + tuple(p.name for p in platform.parameters)
-                          + feature_words(inputs) + tuple(extra) + _sorted_names(inputs.table.architectures),
+                          + tuple(platform.attributes) + feature_words(inputs) + tuple(extra) + _sorted_names(inputs.table.architectures),
                           tuple(platform.strings.strings), tuple(platform.strings.families))
 
 

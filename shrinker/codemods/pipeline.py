@@ -11,7 +11,8 @@ Codemods are found by NAME in CODEMODS (the names rules/<profile>.toml [[batches
 `resolve_codemods` completes a batch's list with what the platform codemods need to leave no trace:
 fold_platform -> remove_dead_branches (the folded tests decide branches) and, after any platform
 codemod, remove_platform_imports (imports only the removed code used) and, after folding,
-remove_platform_bound (functions left always raising NameError); remove_platform_classes, when a batch
+remove_platform_bound (functions left always raising NameError; remove_platform_methods runs once
+more after it removed something, for a platform method whose callers it took); remove_platform_classes, when a batch
 names it, runs first; the platform group runs in
 its canonical order at the place of its first member, other codemods keep the order given.
 """
@@ -77,6 +78,12 @@ _IMPLIES = {
 }
 
 
+# A codemod that removed code can leave a platform method with no caller left (0.5.18's deepseek_v4:
+# `_get_npu_rope_position_cache`, called only from `_forward_prepare_multi_stream_npu`, which
+# remove_platform_bound takes): the listed codemods run once more, right after it, on that file.
+_AGAIN_AFTER = {"remove_platform_bound": ("remove_platform_methods",)}
+
+
 def resolve_codemods(names: Sequence[str]) -> list[str]:
     """The codemods to run, in order (see the module docstring); unknown names are a ShrinkError."""
     unknown = [n for n in names if n not in CODEMODS]
@@ -132,7 +139,9 @@ def transform_source(source: str, *, path: str, module: str, inputs: CodemodInpu
         result.status, result.error = "failure", f"does not parse: {str(exc).splitlines()[0]}"
         return _timed(result, start)
     original = tree  # libcst trees are immutable: the parsed module stays the pre-edit version
-    for cls in active:
+    queue = list(active)
+    while queue:
+        cls = queue.pop(0)
         if getattr(cls, "NEEDS_ORIGINAL", False):  # compares with the file as it was before this run
             codemod = cls(new_context(path, module), inputs, original=original)
         else:
@@ -148,6 +157,8 @@ def transform_source(source: str, *, path: str, module: str, inputs: CodemodInpu
         result.findings.extend(codemod.findings)
         for what, n in codemod.changes.items():
             result.changes[f"{cls.NAME}.{what}"] = result.changes.get(f"{cls.NAME}.{what}", 0) + n
+        if any(codemod.changes.values()):
+            queue[:0] = [CODEMODS[n] for n in _AGAIN_AFTER.get(cls.NAME, ()) if CODEMODS[n] in active]
     code = tree.code
     if code == source:
         return _timed(result, start)

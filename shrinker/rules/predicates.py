@@ -205,6 +205,16 @@ def platform_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def platform_attribute_probe(node: cst.Call, platform: Platform) -> str | None:
+    """`hasattr(pool, "req_to_c128_sidecar")` with an attribute of [platform].attributes: the name
+    (such a test is False on CUDA), else None."""
+    if (not isinstance(node.func, cst.Name) or node.func.value != "hasattr" or len(node.args) != 2
+            or any(a.keyword or a.star for a in node.args)):
+        return None
+    name = _string_value(node.args[1].value)
+    return name if name in platform.attributes else None
+
+
 def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "") -> bool | None:
     """The value of a boolean expression on CUDA, or None when it depends on anything else.
     `module`: where the expression stands (feature value rules scoped to modules)."""
@@ -217,6 +227,8 @@ def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "") 
         flag = env_flag_name(node, table.platform)
         if flag is not None:
             return table.value(flag, called=True)
+        if platform_attribute_probe(node, table.platform) is not None:
+            return False
         name = _name_of(node.func)
         if not name or (node.args and not table.takes_args(name)):
             return None

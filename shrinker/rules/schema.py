@@ -82,6 +82,9 @@ class Platform(_Strict):
                                description="Names (globs) of classes that exist only for another platform, defined "
                                            "inside shared modules (AWQAscendMoEScheme): removed with their imports.")
     packages: list[str] = Field(description="Third-party packages that exist only on other platforms.")
+    attributes: list[str] = Field(default_factory=list,
+                                  description="Attribute names only another platform's objects carry: "
+                                              "`hasattr(x, NAME)` is False on CUDA.")
     parameters: list[FixedParameter] = Field(default_factory=list,
                                              description="Parameters whose every caller passes a platform value.")
     env_flag_reads: list[str] = Field(default_factory=list,

@@ -8,6 +8,7 @@ platform test left.
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 
 import libcst as cst
 import pytest
@@ -17,6 +18,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from shrinker.codemods import pipeline
 from shrinker.codemods.base import ShrinkCodemod, new_context
 from shrinker.codemods.fold_platform import Folder, platform_tests
+from shrinker.codemods.inputs import Removed
 from shrinker.codemods.pipeline import (
     CODEMODS,
     PLATFORM_GROUP,
@@ -134,6 +136,59 @@ def test_one_parse_runs_every_platform_codemod() -> None:
     assert result.changed_by("remove_dead_branches") == 3
     assert result.findings == []
     assert run(result.code).status == "skip"  # idempotent as a whole
+
+
+DSV4 = """\
+from sglang.srt.utils import is_npu
+
+_is_npu = is_npu()
+if _is_npu:
+    import torch_npu
+
+
+class Attention(nn.Module):
+    def _get_npu_rope_position_cache(self, positions):
+        return Dsv4NpuRoPE.for_freqs(self.freqs_cis).get_cos_sin(positions)
+
+    def _forward_prepare_multi_stream_npu(self, x, positions):
+        cos, sin = self._get_npu_rope_position_cache(positions)
+        return torch_npu.npu_rms_norm(x, cos, sin)
+
+    def forward(self, x):
+        return x
+"""
+
+
+def test_a_platform_method_whose_callers_another_codemod_took_goes_too() -> None:
+    # 0.5.18: the NPU RoPE cache is called only from a function remove_platform_bound removes
+    inputs = replace(deepseek_inputs(), shared_methods=frozenset(), removed=Removed(imported={}))
+
+    def run_dsv4(source: str):
+        return transform_source(source, path="sglang/srt/models/deepseek_v4.py", module="sglang.srt.models.deepseek_v4",
+                                inputs=inputs, codemods=PLATFORM)
+
+    result = run_dsv4(DSV4)
+    assert result.status == "success", result.error
+    assert "_get_npu_rope_position_cache" not in result.code and "_forward_prepare_multi_stream_npu" not in result.code
+    assert "def forward(self, x)" in result.code and result.undefined == []
+    assert result.changes["remove_platform_bound.functions_removed"] == 1
+    assert result.changes["remove_platform_methods.methods_removed"] == 1
+    assert run_dsv4(result.code).status == "skip"  # idempotent
+
+
+def test_a_probe_for_an_attribute_only_another_platform_sets_folds() -> None:
+    # 0.5.18's mem_cache/registry.py: only the NPU DSV4 pool has req_to_c128_sidecar
+    source = (
+        "def build(params):\n"
+        "    components = [FULL]\n"
+        '    if hasattr(params.req_to_token_pool, "req_to_c128_sidecar"):\n'
+        "        from sglang.srt.hardware_backend.npu.dsv4.c128_sidecar_component import C128SidecarComponent\n"
+        "\n"
+        "        components.append(C128SidecarComponent)\n"
+        "    return components\n")
+    result = run(source, path="sglang/srt/mem_cache/registry.py")
+    assert result.status == "success", result.error
+    assert result.code == "def build(params):\n    components = [FULL]\n    return components\n"
 
 
 def test_skip_when_nothing_can_change_never_parses() -> None:

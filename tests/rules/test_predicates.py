@@ -46,3 +46,14 @@ def test_a_chip_family_word_names_its_platform():
     table = PredicateTable(load_rules("deepseek").platform)
     assert table.value("is_gfx1250_supported", called=True) is False  # 0.5.19, by the vocabulary
     assert table.value("is_sm121", called=True) is None  # a CUDA chip: runtime code
+
+
+def test_a_probe_for_an_attribute_only_another_platform_sets_is_false():
+    from shrinker.rules.predicates import evaluate_source
+
+    platform = Platform.model_validate({**PLATFORM.model_dump(), "attributes": ["req_to_c128_sidecar"]})
+    table = PredicateTable(platform)
+    assert evaluate_source('hasattr(params.req_to_token_pool, "req_to_c128_sidecar")', table) is False
+    assert evaluate_source('not hasattr(pool, "req_to_c128_sidecar")', table) is True
+    assert evaluate_source('hasattr(pool, "req_to_token")', table) is None  # an attribute CUDA pools have
+    assert evaluate_source('hasattr(pool, "req_to_c128_sidecar")', PredicateTable(PLATFORM)) is None  # no rule
