@@ -151,14 +151,20 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
                 files = sorted(g.module_path[m] for m in kept_modules)
             targets[codemod] = files
         # Kept files that reach a module this batch deletes only under a platform guard: fold the guard
-        # in this batch (first), so the import goes with its branch instead of being left dangling.
-        guarded = sorted({g.module_path[u] for (u, m), why in reach.dead_edges.items()
-                          if why.code in ("platform_guard", "feature_guard", "architecture_guard") and deleted_in.get(m) == i
-                          and u in reach.kept
-                          and g.module_path.get(u)})
+        # in this batch (first), so the import goes with its branch instead of being left dangling; an
+        # import inside a per-platform method or class goes with it (0.5.19's AWQAscendMoEScheme,
+        # whose NPU kernels an earlier batch deletes): that codemod runs on the file in this batch too.
         fold = "fold_features" if spec.features else "fold_platform"
-        if guarded and fold not in targets:
-            targets = {fold: guarded, **targets}
+        early: dict[str, set[str]] = {}
+        for (u, m), why in reach.dead_edges.items():
+            if (why.code in ("platform_guard", "feature_guard", "architecture_guard") and deleted_in.get(m) == i
+                    and u in reach.kept and g.module_path.get(u)):
+                early.setdefault(fold, set()).add(g.module_path[u])
+                if why.codemod:
+                    early.setdefault(why.codemod, set()).add(g.module_path[u])
+        for name in ("remove_platform_methods", fold, "remove_platform_classes"):  # prepended: classes first
+            if early.get(name) and name not in targets:
+                targets = {name: sorted(early[name]), **targets}
         if fold in spec.codemods and "remove_dead_imports" in targets:
             # an importer of a removed platform module may test it (`isinstance(cfg, ModelSlimConfig)`):
             # the folding that drops such tests runs on it too

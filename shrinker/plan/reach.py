@@ -36,6 +36,9 @@ class DeadReason:
     code: str  # type_checking | platform_guard | feature_guard | architecture_guard | registry
     text: str
     registry: str = ""
+    # the codemod that removes the code holding the import, where not a guard's fold
+    # (remove_platform_methods, remove_platform_classes)
+    codemod: str = ""
 
 
 @dataclass
@@ -101,9 +104,11 @@ def record_dead(record: dict, importer: str, view: RegistryView, table: Predicat
     classes = platform_class_names(rules)
     for part in function.split("."):
         if part in methods:
-            return DeadReason("platform_guard", f"only inside {part}, a per-platform method removed on CUDA")
+            return DeadReason("platform_guard", f"only inside {part}, a per-platform method removed on CUDA",
+                              codemod="remove_platform_methods")
         if part in classes:
-            return DeadReason("platform_guard", f"only inside class {part}, which serves another platform")
+            return DeadReason("platform_guard", f"only inside class {part}, which serves another platform",
+                              codemod="remove_platform_classes")
     for guard in record.get("guards", []):
         if evaluate_source(guard, table) is False:
             return DeadReason("platform_guard", f"only under `if {guard}` (False on CUDA)")

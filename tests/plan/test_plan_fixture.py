@@ -178,3 +178,24 @@ def test_a_kept_key_upstream_dropped_is_a_warning_a_typo_an_error(mini_plan, tmp
     path.write_text((MINITREE / "rules.toml").read_text().replace('keep = ["triton"]', 'keep = ["triton", "cutlass_mla"]'))
     reach = compute_reach(mini_plan["graph"], load_rules(path=path))
     assert any("kept key 'cutlass_mla' is not registered upstream" in w for w in reach.rule_warnings)
+
+
+def test_an_import_inside_a_platform_class_or_method_names_the_codemod_that_removes_it():
+    # 0.5.19: awq_moe's AWQAscendMoEScheme imports NPU kernels an earlier batch deletes; make_batches
+    # runs remove_platform_classes on the file in that batch (remove_platform_methods for a method)
+    from shrinker.plan.reach import record_dead
+    from shrinker.plan.registries import RegistryView
+    from shrinker.rules.load import load_rules
+    from shrinker.rules.predicates import PredicateTable
+
+    rules = load_rules("deepseek")
+    table, view = PredicateTable(rules.platform), RegistryView()
+
+    def why(function):
+        return record_dead({"function": function, "scope": "function"}, "pkg.awq_moe", view, table, rules)
+
+    assert why("AWQAscendMoEScheme.create_moe_runner").codemod == "remove_platform_classes"
+    assert why("RMSNorm.forward_npu").codemod == "remove_platform_methods"
+    assert why("RMSNorm.forward_cuda") is None
+    guarded = record_dead({"guards": ["_is_npu"], "scope": "function"}, "pkg.awq_moe", view, table, rules)
+    assert guarded.code == "platform_guard" and guarded.codemod == ""  # a guard: fold_platform takes it
