@@ -27,6 +27,9 @@ def render_markdown(result: VerifyResult) -> str:
         f"- tree: `{project_label(result.tree)}`",
         f"- upstream: `{project_label(result.upstream_root)}`",
         f"- result: **{status}**, {result.regressions} regressions, {result.seconds:.1f} s",
+        *([f"- environment: torch {result.environment['torch']}; the release's own pins: "
+           f"{', '.join(result.environment['release_pins']) or 'none beyond the base list'}"]
+          if result.environment else []),
         "",
         "| check | result | counts | seconds |",
         "| --- | --- | --- | ---: |",

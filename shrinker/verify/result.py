@@ -31,6 +31,9 @@ class VerifyResult:
     upstream_root: Path
     checks: list[CheckResult] = field(default_factory=list)
     seconds: float = 0.0
+    # the dynamic checks' environment: {"torch": version, "release_pins": the lines the release's own
+    # pins changed from the base list}; None when only static checks ran
+    environment: dict | None = None
 
     @property
     def passed(self) -> bool:
@@ -54,4 +57,5 @@ class VerifyResult:
             "regressions": self.regressions,
             "seconds": round(self.seconds, 2),
             "checks": [c.to_json() for c in self.checks],
+            **({"environment": self.environment} if self.environment is not None else {}),
         }

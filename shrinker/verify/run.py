@@ -13,7 +13,7 @@ from shrinker.errors import ShrinkError
 from shrinker.verify.platform_names import split_undefined
 from shrinker.verify import behaviour, cli_surface, static
 from shrinker.upstream.distributions import load_index
-from shrinker.verify.env import VerifyEnv, load_env, requirements_for
+from shrinker.verify.env import VerifyEnv, load_env, read_requirements, requirements_for
 from shrinker.verify.factcache import tree_facts
 from shrinker.verify.imports import compare_imports
 from shrinker.verify.probe import ProbeFailed, cached, probe_key, run_probe
@@ -125,6 +125,9 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
         if env is None:
             raise ShrinkError(f"no verify environment for {upstream_tree.root}: run `shrink verify env "
                               f"--upstream {upstream_tree.root}` first (make verify-env for the pin)")
+        base = read_requirements()
+        result.environment = {"torch": env.torch_version,
+                              "release_pins": [r for r in requirements_for(upstream_tree.root) if r not in base]}
 
     if any(c in STATIC for c in wanted):
         with _Timer() as t:

@@ -20,6 +20,15 @@ def test_report_counts_regressions_and_notes(tmp_path):
     md = md_path.read_text()
     assert "| imports | FAIL | import_upstream 10, import_pruned 9 | 3.0 |" in md
     assert "## cli: notes (1, not failures)" in md and "**FAILED**, 1 regressions" in render_markdown(result)
+    assert "environment" not in data and "- environment:" not in md  # static checks only: none
+
+
+def test_report_names_the_environment_and_the_release_pins(tmp_path):
+    result = VerifyResult(tree=Path("/t"), upstream_root=Path("/u"), environment={
+        "torch": "2.14.1+cu130", "release_pins": ["torch==2.14.1", "transformers==5.19.0"]})
+    json_path, md_path = write_report(result, tmp_path)
+    assert json.loads(json_path.read_text())["environment"]["release_pins"] == ["torch==2.14.1", "transformers==5.19.0"]
+    assert "- environment: torch 2.14.1+cu130; the release's own pins: torch==2.14.1, transformers==5.19.0" in md_path.read_text()
 
 
 def test_needs_cuda_findings_become_notes() -> None:
