@@ -88,13 +88,18 @@ def _pull_dependents_forward(g: ImportGraph, batches: list[BatchPlan], deleted_i
     """A module deleted late that imports one deleted earlier would break the trees in between:
     delete it in the earlier batch (to a fixpoint), so every intermediate tree still imports.
     A module kept code reaches only under a platform guard moves too: make_batches then folds the
-    guard in its kept importers in that earlier batch."""
+    guard in its kept importers in that earlier batch. Only imports that run when the module is
+    imported count: one inside a function runs when it is called (0.5.19's NPU utils import
+    multimodal_gen in init_npu_backend, which pulled every NPU quantization module into the
+    multimodal batch, ahead of the folds that free their kept importers)."""
     lines = {d.path: d.lines for d in decisions}
+    runs_on_import = {m: [t for t, data in g.graph.adj[m].items()
+                          if any(r.get("scope") != "function" for r in data["imports"])] for m in deleted_in}
     changed = True
     while changed:
         changed = False
         for module, index in sorted(deleted_in.items()):
-            earliest = min((deleted_in[t] for t in g.graph.adj[module] if t in deleted_in), default=index)
+            earliest = min((deleted_in[t] for t in runs_on_import[module] if t in deleted_in), default=index)
             if earliest < index:
                 path = g.module_path[module]
                 batches[index].delete.remove(path)
