@@ -1,5 +1,7 @@
 """Keep/remove decisions on the mini tree: one assertion per mechanism the planner must judge."""
 
+from pathlib import Path
+
 import pytest
 
 from shrinker.errors import ShrinkError
@@ -199,3 +201,27 @@ def test_an_import_inside_a_platform_class_or_method_names_the_codemod_that_remo
     assert why("RMSNorm.forward_cuda") is None
     guarded = record_dead({"guards": ["_is_npu"], "scope": "function"}, "pkg.awq_moe", view, table, rules)
     assert guarded.code == "platform_guard" and guarded.codemod == ""  # a guard: fold_platform takes it
+
+
+def test_only_imports_that_run_on_import_pull_a_deletion_forward():
+    # 0.5.19: npu/utils imports multimodal_gen inside init_npu_backend; deleting multimodal_gen in batch 2
+    # leaves npu/utils importable, so it stays in the platform batch; an importer at module level moves
+    import networkx as nx
+
+    from shrinker.graph.build import ImportGraph
+    from shrinker.plan.batches import BatchPlan, _pull_dependents_forward
+    from shrinker.graph.records import Decision
+
+    graph = nx.DiGraph()
+    graph.add_edge("npu.utils", "mm", imports=[{"scope": "function", "function": "init_npu_backend"}])
+    graph.add_edge("npu.moe", "npu.utils", imports=[{"scope": "module"}])
+    graph.add_edge("mm_tests", "mm", imports=[{"scope": "module"}])
+    modules = {"mm": "mm.py", "npu.utils": "npu/utils.py", "npu.moe": "npu/moe.py", "mm_tests": "mm_tests.py"}
+    g = ImportGraph(tree=Path("."), files=[], facts={}, graph=graph, module_path=modules)
+    batches = [BatchPlan(1, "multimodal", "low", "", delete=["mm.py"]),
+               BatchPlan(2, "platforms", "medium", "", delete=["npu/utils.py", "npu/moe.py", "mm_tests.py"])]
+    deleted_in = {"mm": 0, "npu.utils": 1, "npu.moe": 1, "mm_tests": 1}
+    decisions = [Decision(p, False, "rule", "r") for p in modules.values()]
+    _pull_dependents_forward(g, batches, deleted_in, decisions)
+    assert sorted(batches[0].delete) == ["mm.py", "mm_tests.py"]
+    assert sorted(batches[1].delete) == ["npu/moe.py", "npu/utils.py"]
