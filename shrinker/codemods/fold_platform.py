@@ -435,7 +435,8 @@ def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re
     architecture occurs (or one of the `extra` words)."""
     platform = inputs.rules.platform
     return _trigger_regex(tuple(p.name for p in platform.predicates) + tuple(p.name for p in platform.parameters)
-                          + tuple(platform.attributes) + feature_words(inputs) + tuple(extra) + _sorted_names(inputs.table.architectures),
+                          + tuple(platform.attributes) + feature_words(inputs) + tuple(extra)
+                          + _sorted_names(inputs.table.architectures),
                           tuple(platform.strings.strings), tuple(platform.strings.families))
 
 

@@ -155,8 +155,9 @@ def register(app: typer.Typer) -> None:
     @verify_app.command("env")
     def env_cmd(force: bool = typer.Option(False, "--force", help="Rebuild even when up to date."),
                 upstream: Optional[Path] = typer.Option(
-                    None, "--upstream", help="Upstream tree whose pins the environment takes (default: the pinned upstream, "
-                                             "when fetched).")) -> None:
+                    None, "--upstream",
+                    help="Upstream tree whose pins the environment takes (default: the pinned upstream, when fetched).")
+                ) -> None:
         """Create the verify environment (CPU torch + what sglang needs to import, under the release's own
         pins: .venv-verify, or .venv-verify-<hash> for other pins); a second run does nothing."""
         env = _ensure_env(_pinned_root_if_fetched() if upstream is None else _upstream(upstream)[0], force=force)
