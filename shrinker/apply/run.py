@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from shrinker.graph.sources import python_sources
 from shrinker.plan.run import load_batches
 from shrinker.rules.load import load_rules
 from shrinker.upstream import load
+from shrinker.upstream.distributions import prefetch_index
 
 
 @dataclass
@@ -88,14 +89,13 @@ def _removed_through(plan: dict, number: int, tree: Path, platform_rules=None) -
 _METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 
 
-def shared_method_names(tree: Path) -> frozenset[str]:
-    """Names defined as an indented `def` two or more times across the tree: a method another class
-    may also define (over-approximated: nested functions count too, which only keeps more)."""
-    counts: dict[str, int] = defaultdict(int)
+def method_definitions(tree: Path) -> Counter[str]:
+    """How often each name is defined as an indented `def` across the tree: a method (over-approximated:
+    nested functions count too, which only keeps more methods and reports more strings)."""
+    counts: Counter[str] = Counter()
     for _, text in python_sources(tree):
-        for name in _METHOD_DEF.findall(text):
-            counts[name] += 1
-    return frozenset(n for n, c in counts.items() if c > 1)
+        counts.update(_METHOD_DEF.findall(text))
+    return counts
 
 
 def plan_digest(plan: dict) -> str:
@@ -184,7 +184,9 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
             outcome.files_deleted += 1
     platform_batch = any(e["name"] == "remove_platform_classes" for e in batch["codemods"])
     removed = _removed_through(plan, number, tree, rules if platform_batch else None)
-    inputs = CodemodInputs(rules=rules, removed=removed, shared_methods=shared_method_names(tree),
+    methods = method_definitions(tree)
+    inputs = CodemodInputs(rules=rules, removed=removed, defined_methods=frozenset(methods),
+                           shared_methods=frozenset(n for n, c in methods.items() if c > 1),
                            table=batch_table(rules, batch, removed))
     failures, findings = [], []
     edited_removed = 0
@@ -343,6 +345,7 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
         raise ShrinkError("say which: --batch N, --all, or --reset")
     report_dir = paths.reports_dir(profile, upstream.version)
     report_dir.mkdir(parents=True, exist_ok=True)
+    prefetch_index(upstream.root, rules.requirements.target)  # the gates and the requirements step read it
     packages = [rules.profile.package, *rules.profile.extra_packages]
     baseline = set(unresolved_imports(upstream.root, packages))
     name_baseline = set(missing_names(upstream.root, packages))

@@ -14,6 +14,8 @@ SGLang shapes handled (v0.5.16):
   uses the bound exception (`except ImportError as e: ... e ...`) or an earlier handler is unknown.
 - code after an inlined `return`/`raise`/`continue`/`break` is unreachable and goes
   (`if not _is_npu: return None` at the top of an NPU-only helper leaves `return None`);
+- a predicate called alone on a line (`use_mlx()`, 0.5.19) goes: its value is discarded, and on CUDA
+  the rules fix it;
 - a block that empties gets `pass`; an `else:` that empties is dropped.
 
 A test is decided only when a platform predicate folds in it and every dropped operand is free of
@@ -287,6 +289,23 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         if new.lpar and not (updated_node.body if value else updated_node.orelse).lpar:
             self._wrapped.add(id(new))  # parentheses moved from the ternary: maybe redundant now
         return new
+
+    # -- a predicate called for nothing ------------------------------------------------------------
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine) -> _Statement:
+        """`use_mlx()` alone on a line (0.5.19's handle_hardware_runtime_validation): its value is
+        discarded and the rules fix it on CUDA (False: SGLANG_USE_MLX is not set, so the call does
+        nothing), so the statement goes like a dead branch."""
+        if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], cst.Expr):
+            return updated_node
+        value = updated_node.body[0].value
+        if not isinstance(value, cst.Call):
+            return updated_node
+        folded = self.folder.fold(value)
+        if folded.pred and folded.pure and folded.value is not None:
+            self.count("predicate_statements_removed")
+            return cst.RemoveFromParent()
+        return updated_node
 
     def _unwrap(self, node: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
         if node is not None and id(node) in self._wrapped:

@@ -38,6 +38,9 @@ class CodemodInputs:
     # Method names defined in two or more classes of the kept tree (None = not known: no method is
     # removed by remove_platform_bound, since removing one could unmask a base-class method).
     shared_methods: frozenset[str] | None = None
+    # Method names defined anywhere in the kept tree (None = not known): a string naming a platform
+    # method no class defines is a label, not a lookup, so remove_platform_methods does not report it.
+    defined_methods: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if self.table is None:

@@ -139,9 +139,12 @@ def transform_source(source: str, *, path: str, module: str, inputs: CodemodInpu
         result.status, result.error = "failure", f"does not parse: {str(exc).splitlines()[0]}"
         return _timed(result, start)
     original = tree  # libcst trees are immutable: the parsed module stays the pre-edit version
+    edited = False  # some codemod of this run counted a change
     queue = list(active)
     while queue:
         cls = queue.pop(0)
+        if getattr(cls, "ONLY_AFTER_EDITS", False) and not edited and tree.code == source:
+            continue  # it undoes only what this run's edits left behind: here there were none
         if getattr(cls, "NEEDS_ORIGINAL", False):  # compares with the file as it was before this run
             codemod = cls(new_context(path, module), inputs, original=original)
         else:
@@ -158,6 +161,7 @@ def transform_source(source: str, *, path: str, module: str, inputs: CodemodInpu
         for what, n in codemod.changes.items():
             result.changes[f"{cls.NAME}.{what}"] = result.changes.get(f"{cls.NAME}.{what}", 0) + n
         if any(codemod.changes.values()):
+            edited = True
             queue[:0] = [CODEMODS[n] for n in _AGAIN_AFTER.get(cls.NAME, ()) if CODEMODS[n] in active]
     code = tree.code
     if code == source:

@@ -18,7 +18,9 @@ Kept (never an AttributeError/NameError behind; as upstream had it, so no findin
   in unquant.py, `return self.forward_cpu(...)` under a test that does not fold);
 - a reference to a platform method this file does not define (its class lives elsewhere);
 - string references (`getattr(self, "forward_npu")`, `BACKEND_METHODS = {...: "forward_npu"}`):
-  a string names no attribute until looked up, so it stays; `getattr(self, f"forward_{key}")` too. A
+  a string names no attribute until looked up, so it stays and is reported, unless no class of the tree
+  defines that name (0.5.19's `declare_resolution(server_args, "_handle_cpu_backends", ...)` labels a
+  resolution with the old ServerArgs method's name); `getattr(self, f"forward_{key}")` stays too. A
   table of method names keeps every entry: fused_op.BaseFusedOp indexes it by every KernelBackend
   member (dropping `KernelBackend.AITER: "forward_aiter"` raised KeyError at import, caught on the GPU).
 """
@@ -221,7 +223,10 @@ class RemovePlatformMethods(ShrinkCodemod):
         for name, nodes in sorted(collector.entries.items()):
             if name not in collector.defined:
                 self.report(nodes[0], f"dispatch entry names platform method `{name}` defined elsewhere: kept")
+        defined = self.inputs.defined_methods
         for name, nodes in sorted(collector.strings.items()):
+            if defined is not None and name not in defined:
+                continue  # 0.5.19's declare_resolution(args, "_handle_cpu_backends", ...): a label
             self.report(nodes[0], f"string names platform method `{name}`: kept")
         if not self.removable:
             return tree

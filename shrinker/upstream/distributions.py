@@ -20,6 +20,7 @@ import inspect
 import io
 import json
 import os
+import threading
 import tomllib
 import urllib.error
 import urllib.request
@@ -396,6 +397,9 @@ def build_index(name: str, version: str, declared: list[Requirement], target: di
     return DistIndex(f"{canonicalize_name(name)}=={version}", cutoff, dict(target), dists)
 
 
+_BUILDING = threading.Lock()
+
+
 def _cache_path(name: str, version: str, declared: list[Requirement], target: dict[str, str]) -> Path:
     key = sha1(json.dumps([INDEX_FORMAT, [str(r) for r in declared], target], sort_keys=True).encode()).hexdigest()[:12]
     return paths.cache_dir() / "distributions" / f"{canonicalize_name(name)}-{version}-{key}.json"
@@ -414,11 +418,27 @@ def load_index(upstream_root: Path, target: dict[str, str], *, log=lambda msg: N
                           "is needed to read the declared distributions")
     name, version = project.get("name", ""), project.get("version", "")
     cache = _cache_path(name, version, declared, target)
-    if cache.exists():
-        return DistIndex.from_json(json.loads(cache.read_text()))
-    index = build_index(name, version, declared, target, log=log)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cache.with_suffix(".tmp")
-    tmp.write_text(json.dumps(index.to_json(), indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, cache)
+    with _BUILDING:  # a prefetch thread may be building it: wait for that build, never start a second
+        if cache.exists():
+            return DistIndex.from_json(json.loads(cache.read_text()))
+        index = build_index(name, version, declared, target, log=log)
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(".tmp")
+        tmp.write_text(json.dumps(index.to_json(), indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, cache)
     return index
+
+
+def prefetch_index(upstream_root: Path, target: dict[str, str]) -> threading.Thread:
+    """Build the release's index in a background thread (network: ~1 min cold) while the caller parses
+    and transforms (CPU). A failure is left to the caller's own load_index, which reports it."""
+
+    def build() -> None:
+        try:
+            load_index(upstream_root, target)
+        except Exception:  # noqa: BLE001 - reported by the caller's load_index
+            pass
+
+    thread = threading.Thread(target=build, name="distribution-index", daemon=True)
+    thread.start()
+    return thread

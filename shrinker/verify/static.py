@@ -163,9 +163,10 @@ def static_gate(tree, upstream_root=None, *, jobs: int = 2, later: frozenset[str
 
         upstream_root = load().root
     pruned, upstream = SourceTree.load(Path(tree)), SourceTree.load(Path(upstream_root))
-    dist_map = load_index(Path(upstream_root), rules.requirements.target if rules else {}).import_map
-    found_pr = collect(pruned, tree_facts(pruned, jobs=jobs), dist_map)
-    found_up = collect(upstream, tree_facts(upstream, jobs=jobs), dist_map)
+    facts_pr, facts_up = tree_facts(pruned, jobs=jobs), tree_facts(upstream, jobs=jobs)  # before the index:
+    dist_map = load_index(Path(upstream_root), rules.requirements.target if rules else {}).import_map  # apply prefetches it
+    found_pr = collect(pruned, facts_pr, dist_map)
+    found_up = collect(upstream, facts_up, dist_map)
     out = {}
     for check in STATIC_CHECKS:
         new = regressions(found_pr.by_check[check], found_up.by_check[check])

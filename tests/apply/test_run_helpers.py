@@ -1,8 +1,8 @@
-"""Tree scans apply runs before a platform batch: platform classes per module, shared method names."""
+"""Tree scans apply runs before a platform batch: platform classes per module, method definitions."""
 
 from __future__ import annotations
 
-from shrinker.apply.run import platform_classes_by_module, python_lines, shared_method_names
+from shrinker.apply.run import platform_classes_by_module, method_definitions, python_lines
 from shrinker.rules.load import load_rules
 
 
@@ -23,7 +23,7 @@ def test_platform_classes_by_module(tmp_path) -> None:
         "sglang.srt.schemes": frozenset({"AWQAscendMoEScheme"})}
 
 
-def test_shared_method_names_and_lines(tmp_path) -> None:
+def test_method_definitions_and_lines(tmp_path) -> None:
     tree = _tree(tmp_path)
-    assert shared_method_names(tree) == frozenset({"apply"})
+    assert method_definitions(tree) == {"apply": 2, "only_here": 1}
     assert python_lines(tree) == 10

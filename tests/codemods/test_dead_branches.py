@@ -277,6 +277,33 @@ class TestDeadBranches(PlatformCodemodTest):
             """,
         )
 
+    def test_predicate_called_alone_on_a_line_goes(self) -> None:
+        # 0.5.19 arg_groups/platform_hook.py: use_mlx() is called for its check only (it validates the
+        # MLX runtime when SGLANG_USE_MLX is set); on CUDA the rules fix it to False. A call next to
+        # something else (`use_mlx() or log()`), or a call that is not a predicate, stays.
+        self.assertCodemod(
+            """
+            def handle_hardware_runtime_validation():
+                # the flag opts into MLX
+                use_mlx()
+
+
+            def handle(server_args):
+                use_mlx()
+                validate(server_args)
+                use_mlx() or log()
+            """,
+            """
+            def handle_hardware_runtime_validation():
+                pass
+
+
+            def handle(server_args):
+                validate(server_args)
+                use_mlx() or log()
+            """,
+        )
+
     def test_code_after_an_inlined_return_is_unreachable(self) -> None:
         self.assertCodemod(
             """

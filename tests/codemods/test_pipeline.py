@@ -203,6 +203,20 @@ def test_skip_when_triggers_change_nothing() -> None:
     assert (result.status, result.code) == ("skip", source)
 
 
+def test_unused_names_runs_only_after_an_edit(monkeypatch) -> None:
+    # remove_unused_names drops what this run's edits left unused: on a file no codemod changed it
+    # cannot drop anything, so the pipeline does not build it (two scope analyses saved).
+    built = []
+    cls = CODEMODS["remove_unused_names"]
+    monkeypatch.setattr(cls, "__init__", lambda self, *a, **k: (built.append(1), super(cls, self).__init__(*a[:2]))[1])
+    monkeypatch.setattr(cls, "transform_module", lambda self, tree: tree)
+    untouched = "from sglang.srt.utils import is_hip\n\n_is_hip = is_hip()\nUNUSED = 1\n"
+    assert run(untouched, codemods=["fold_platform", "remove_unused_names"]).status == "skip"
+    assert built == []
+    assert run(LAYERNORM, codemods=["fold_platform", "remove_unused_names"]).status == "success"
+    assert built == [1]
+
+
 def test_failure_when_the_file_does_not_parse() -> None:
     result = run("if _is_hip\n    pass\n")
     assert result.status == "failure"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from shrinker.codemods.platform_methods import RemovePlatformMethods
-from tests.codemods.helpers import PlatformCodemodTest
+from tests.codemods.helpers import PlatformCodemodTest, deepseek_inputs
 
 
 class TestPlatformMethods(PlatformCodemodTest):
@@ -188,6 +190,23 @@ class TestPlatformMethods(PlatformCodemodTest):
         )
         self.assertEqual(instance.changes["methods_removed"], 1)
         self.assertNotIn("dispatch_entries_removed", instance.changes)
+
+    def test_string_naming_a_method_no_class_defines_is_a_label(self) -> None:
+        # 0.5.19's arg_groups/platform_hook.py: ServerArgs' _handle_*_backends methods became module
+        # functions; the resolution labels still carry the old method names. No class of the tree
+        # defines them, so the string cannot look a removed method up: no finding. A name some class
+        # does define (forward_npu) is still reported.
+        code = """
+            def handle_cpu_backends(server_args):
+                declare_resolution(server_args, "_handle_cpu_backends", sampling_backend="pytorch")
+                return getattr(server_args, "forward_npu", None)
+            """
+        inputs = replace(deepseek_inputs(), defined_methods=frozenset({"forward_npu"}))
+        instance = self.assertUnchanged(code, inputs=inputs)
+        self.assertEqual(len(instance.findings), 1, instance.findings)
+        self.assertIn("`forward_npu`", instance.findings[0])
+        unknown = self.assertUnchanged(code)  # tree-wide methods not known: every string is reported
+        self.assertEqual(len(unknown.findings), 2, unknown.findings)
 
     def test_reference_to_a_method_defined_elsewhere_is_reported(self) -> None:
         self.assertCodemod(

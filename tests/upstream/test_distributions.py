@@ -160,3 +160,34 @@ def test_index_needs_a_target_and_reports_an_unknown_release(pypi, tmp_path):
         load_index(root, TARGET)
     (root / "python" / "pyproject.toml").write_text('[project]\nname = "none"\nversion = "1"\ndependencies = []\n')
     assert load_index(root, {}).dists == {}  # nothing declared: nothing to read, no network
+
+
+def test_a_prefetch_and_a_caller_build_the_index_once(pypi, tmp_path, monkeypatch):
+    # apply starts the build in a thread (network) and its first gate asks for the index while it runs:
+    # the gate waits for that build instead of starting a second one.
+    import threading
+    import time
+
+    pypi.add("packaging", "packaging-25.0-py3-none-any.whl", "2026-01-01T00:00:00Z", _wheel({"packaging/__init__.py": ""}))
+    root = _release(pypi, tmp_path / "up", ["packaging"])
+    builds = []
+    started = threading.Event()
+
+    def slow_build(*args, **kwargs):
+        builds.append(1)
+        started.set()
+        time.sleep(0.3)
+        return REAL_BUILD(*args, **kwargs)
+
+    monkeypatch.setattr(dist, "build_index", slow_build)
+    thread = dist.prefetch_index(root, TARGET)
+    assert started.wait(5)
+    assert load_index(root, TARGET).import_map == {"packaging": ["packaging"]}
+    thread.join(5)
+    assert builds == [1]
+    # a prefetch that fails leaves the error to the caller's own load_index
+    failing = dist.prefetch_index(root, {})  # no target: load_index raises, in the thread, silently
+    failing.join(5)
+    assert not failing.is_alive()
+    with pytest.raises(ShrinkError, match="target is empty"):
+        load_index(root, {})
