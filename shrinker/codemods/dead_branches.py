@@ -14,8 +14,8 @@ SGLang shapes handled (v0.5.16):
   uses the bound exception (`except ImportError as e: ... e ...`) or an earlier handler is unknown.
 - code after an inlined `return`/`raise`/`continue`/`break` is unreachable and goes
   (`if not _is_npu: return None` at the top of an NPU-only helper leaves `return None`);
-- a predicate called alone on a line (`use_mlx()`, 0.5.19) goes: its value is discarded, and on CUDA
-  the rules fix it;
+- a predicate called alone on a line (`use_mlx()`, 0.5.19; `maybe_pre_warm_aiter_chip_info()`) goes:
+  its value is discarded, and on CUDA the rules fix it;
 - a block that empties gets `pass`; an `else:` that empties is dropped.
 
 A test is decided only when a platform predicate folds in it and every dropped operand is free of
@@ -293,9 +293,12 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
     # -- a predicate called for nothing ------------------------------------------------------------
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
                                   updated_node: cst.SimpleStatementLine) -> _Statement:
-        """`use_mlx()` alone on a line (0.5.19's handle_hardware_runtime_validation): its value is
-        discarded and the rules fix it on CUDA (False: SGLANG_USE_MLX is not set, so the call does
-        nothing), so the statement goes like a dead branch."""
+        """A call the rules make a platform predicate, alone on a line: its value is discarded and on
+        CUDA the call does nothing, so the statement goes like a dead branch. 0.5.19's
+        handle_hardware_runtime_validation calls `use_mlx()` (False: SGLANG_USE_MLX is unset, so
+        nothing is validated); 0.5.16's prefill graph runner calls `maybe_pre_warm_aiter_chip_info()`
+        (`*aiter*`: it returns at once unless SGLANG_USE_AITER and is_hip()). The folder already
+        treats predicate calls as free of side effects wherever it drops one."""
         if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], cst.Expr):
             return updated_node
         value = updated_node.body[0].value

@@ -152,6 +152,19 @@ def register(app: typer.Typer) -> None:
             raise err
         out.print(f"[green]verify passed[/]: {len(result.checks)} checks, 0 regressions, {result.seconds:.1f} s")
 
+    @verify_app.command("upstream")
+    def upstream_cmd(profile: str = typer.Option("deepseek", "--profile", "-p"),
+                     upstream: Optional[Path] = typer.Option(None, "--upstream",
+                                                             help="Upstream tree (default: the pinned upstream)."),
+                     jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="Parallel workers.")) -> None:
+        """Import upstream's side of the import check for every module the plan keeps, into the cache
+        (make plan runs it at low priority while apply works; verify then imports only the pruned tree)."""
+        from shrinker.verify.run import warm_upstream_imports
+
+        root, version = _upstream(upstream)
+        modules, run = warm_upstream_imports(root, profile, version, _ensure_env(root), jobs=jobs)
+        out.print(f"upstream imports: {modules} kept modules, {run} imported now, {modules - run} from the cache")
+
     @verify_app.command("env")
     def env_cmd(force: bool = typer.Option(False, "--force", help="Rebuild even when up to date."),
                 upstream: Optional[Path] = typer.Option(

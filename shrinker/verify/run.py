@@ -15,7 +15,7 @@ from shrinker.verify import behaviour, cli_surface, static
 from shrinker.upstream.distributions import load_index
 from shrinker.verify.env import VerifyEnv, load_env, read_requirements, requirements_for
 from shrinker.verify.factcache import tree_facts
-from shrinker.verify.imports import compare_imports
+from shrinker.verify.imports import compare_imports, importable_modules, upstream_results
 from shrinker.verify.probe import ProbeFailed, cached, probe_key, run_probe
 from shrinker.verify.result import CheckResult, VerifyResult
 from shrinker.verify.tree import SourceTree
@@ -87,6 +87,28 @@ def removed_modules(profile: str, version: str) -> list[str]:
             line = ".".join(parts)
         out.append(line)
     return out
+
+
+def warm_upstream_imports(upstream_root: Path, profile: str, version: str, env: VerifyEnv, *, jobs: int = 2,
+                          timeout: float = 60.0) -> tuple[int, int]:
+    """Upstream's side of the import check for every module the plan keeps, into the cache, before the
+    pruned tree exists: `make plan` runs it at low priority beside apply (whose gates leave a core
+    idle), and `shrink verify` then imports only the pruned side. The pruned tree's modules are among
+    the kept ones, and the cache answers per module, so verify's outcomes are the ones it would have
+    run. A timeout is not cached (beside apply it is no evidence): verify imports that module again.
+    Returns (modules, imported now)."""
+    upstream = SourceTree.load(upstream_root)
+    commit = clean_commit(upstream.root)
+    if commit is None:
+        raise ShrinkError(f"{upstream.root} is not a clean git tree: there is no commit to cache its imports by")
+    removed = set(removed_modules(profile, version))
+    if not removed:
+        raise ShrinkError(f"no plan for {profile} v{version}: run `shrink plan` first")
+    modules = [m for m in importable_modules(upstream) if m not in removed]
+    pretend = load_surface(profile).get("pretend")
+    _, run = upstream_results(upstream, commit, env, modules, jobs=jobs, timeout=timeout, pretend=pretend,
+                              cache_timeouts=False)
+    return len(modules), run
 
 
 class _Timer:

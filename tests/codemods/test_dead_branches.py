@@ -292,6 +292,13 @@ class TestDeadBranches(PlatformCodemodTest):
                 use_mlx()
                 validate(server_args)
                 use_mlx() or log()
+
+
+            def capture(self):
+                # --- aiter chip info pre-warming (AMD) ---
+                maybe_pre_warm_aiter_chip_info()
+
+                self.device_module.synchronize()
             """,
             """
             def handle_hardware_runtime_validation():
@@ -301,6 +308,11 @@ class TestDeadBranches(PlatformCodemodTest):
             def handle(server_args):
                 validate(server_args)
                 use_mlx() or log()
+
+
+            def capture(self):
+
+                self.device_module.synchronize()
             """,
         )
 
