@@ -5,6 +5,7 @@ Errors from the stages (`ShrinkError`) become one red line and their exit code, 
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Optional
 
@@ -66,13 +67,23 @@ def main() -> None:
         sys.exit(130)
     except SystemExit:
         raise
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.ClickException):
+    except Exception as exc:  # click usage errors and the like (exit 2, one line)
+        if isinstance(exc, _click_exceptions()):
             exc.show()
             sys.exit(exc.exit_code)
         raise
+
+
+def _click_exceptions() -> tuple[type, ...]:
+    """ClickException as click has it, and as typer >= 0.29 vendors it (typer._click): the app raises
+    the vendored one, which is not click's."""
+    found = []
+    for name in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            found.append(importlib.import_module(name).ClickException)
+        except ImportError:
+            continue
+    return tuple(found)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from shrinker.plan.batches import BatchPlan, make_batches
 from shrinker.plan.decide import decide
 from shrinker.plan.manifests import summarize, write_manifests
 from shrinker.plan.reach import Reach, compute_reach
+from shrinker.plan.serving import architecture_selections
 from shrinker.plan.moves import follow_release
 from shrinker.rules.load import load_rules
 from shrinker.rules.parameters import check_parameters
@@ -84,6 +85,11 @@ def make_plan(profile: str = "deepseek", spec: str | None = None, *, jobs: int =
     upstream = load(spec)
     rules = load_rules(profile)
     graph, reach, decisions, batches = analyse(upstream, rules, jobs=jobs, strict=strict)
+    broken = architecture_selections(upstream.root, [d.path for d in decisions if d.keep], reach.rules or rules,
+                                     reach.registries.removed_keys)
+    if broken:
+        raise ShrinkError(f"a kept architecture selects a removed registry key ({len(broken)}): "
+                          + "; ".join(broken[:3]))
     summary = summarize(decisions, upstream.spec, upstream.version, profile)
     out_dir = out_dir or paths.manifests_dir(profile, upstream.version)
     # fails, naming the call, when a fixed-parameter rule does not hold

@@ -25,6 +25,7 @@ from shrinker.plan.manifests import summarize, write_manifests
 from shrinker.plan.moves import follow_roots
 from shrinker.plan.run import analyse, plan_extra
 from shrinker.regen.predicates import uncovered_predicates
+from shrinker.plan.serving import architecture_selections
 from shrinker.regen.signals import key_evidence, module_evidence
 from shrinker.rules.predicates import PredicateTable
 from shrinker.rules.load import load_rules
@@ -172,6 +173,8 @@ def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: 
     result.attention = {
         "new_registry_keys": questions,
         "rules_whose_targets_vanished": list(new_reach.rule_problems),
+        "kept_architectures_select_removed_keys": architecture_selections(
+            new_up.root, kept_paths, new_reach.rules or rules, new_reach.registries.removed_keys),
     }
     result.moves = {root: move.successor for root, move in new_reach.moves.items()}
     result.rule_moves = {m.old: m.new for m in new_reach.rule_moves}
@@ -188,7 +191,8 @@ def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: 
     summary = summarize(new_decisions, new_up.spec, new_up.version, profile)
     extra = plan_extra(new_reach, new_up.root, rules, problems=result.attention["rules_whose_targets_vanished"])
     write_manifests(out_dir, new_decisions, new_batches, summary, extra)
-    if run_apply and not result.attention["rules_whose_targets_vanished"]:
+    if run_apply and not (result.attention["rules_whose_targets_vanished"]
+                          or result.attention["kept_architectures_select_removed_keys"]):
         from shrinker.apply.run import apply_batches
 
         result.apply_run = True

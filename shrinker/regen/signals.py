@@ -22,18 +22,8 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from shrinker.plan.serving import selected_strings
 from shrinker.rules.patterns import pattern_matches
-
-
-def _selected_strings(expr: cst.BaseExpression) -> list[cst.SimpleString]:
-    """The string literals an expression can evaluate to (through `if/else` and `or`)."""
-    if isinstance(expr, cst.SimpleString):
-        return [expr]
-    if isinstance(expr, cst.IfExp):
-        return _selected_strings(expr.body) + _selected_strings(expr.orelse)
-    if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
-        return _selected_strings(expr.left) + _selected_strings(expr.right)
-    return []
 
 
 class _Selections(cst.CSTVisitor):
@@ -44,7 +34,7 @@ class _Selections(cst.CSTVisitor):
         self.found: list[tuple[str, int]] = []  # (key, line)
 
     def _take(self, expr: cst.BaseExpression | None) -> None:
-        for s in _selected_strings(expr) if expr is not None else []:
+        for s in selected_strings(expr) if expr is not None else []:
             try:
                 value = s.evaluated_value
             except Exception:  # a bytes or odd literal: not a key

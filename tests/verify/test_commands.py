@@ -47,6 +47,13 @@ def test_planted_fault_exits_1(trees, monkeypatch, capsys, tmp_path):
     assert "## internal_imports: regressions (2)" in md
 
 
+@pytest.mark.parametrize("args", [["plan", "--bogus"], ["verify", "--jobs", "zero"], ["nonsense"]])
+def test_usage_errors_exit_2_without_a_traceback(monkeypatch, capsys, args):
+    # typer >= 0.29 raises its vendored click's exceptions (typer._click), not click's own
+    code, text = _shrink(monkeypatch, capsys, *args)
+    assert code == 2 and "Traceback" not in text and "Error:" in text
+
+
 @pytest.mark.parametrize("args, message", [
     (["--tree", "{missing}"], "no tree at"),
     (["--check", "nonsense"], "unknown check 'nonsense'"),
