@@ -56,6 +56,9 @@ def test_recorded_chunks_join_to_the_text():
         if "chunks" in case:
             assert "".join(case["chunks"]) == case["text"], case["id"]
     parsers = {c["parser"] for c in data["cases"] if c["kind"] in ("tool_call", "reasoning")}
-    assert {"deepseekv3", "deepseekv31", "deepseekv32", "deepseek-r1", "deepseek-v3"} <= parsers
+    assert {"deepseekv3", "deepseekv31", "deepseekv32", "deepseekv4", "deepseek-r1", "deepseek-v3",
+            "deepseek-v4"} <= parsers  # every DeepSeek text model's parsers (V4's since issue 16)
+    v4 = [c for c in data["cases"] if c.get("parser") == "deepseekv4"]
+    assert any("<｜DSML｜tool_calls>" in c["text"] for c in v4) and any("function_calls" in c["text"] for c in v4)
     texts = json.dumps(data, ensure_ascii=False)
     assert "<｜tool▁calls▁begin｜>" in texts and "<think>" in texts and "｜DSML｜" in texts
