@@ -113,15 +113,16 @@ class RuleIndex:
         and the option's choices are mostly its keys (so `triton` in --moe-runner-backend is not
         taken for the attention backend of that name)."""
         upstream_choices = set(upstream_choices)
+        # registries whose keys are known first: one whose keys are unknown (model_configs) must not
+        # take a choice another registry holds (`--reasoning-parser glm45` is reasoning_parsers')
         for reg, keep in self.registries:
-            if choice in keep:
-                continue
             keys = self.keys.get(reg.name)
-            if keys is not None:
-                if choice in keys and 2 * len(upstream_choices & keys) >= len(upstream_choices):
-                    return f"registry {reg.name!r} keeps only {', '.join(keep)}"
-            elif upstream_choices & set(keep):  # keys unknown: the option offers some kept key
+            if (keys is not None and choice not in keep and choice in keys
+                    and 2 * len(upstream_choices & keys) >= len(upstream_choices)):
                 return f"registry {reg.name!r} keeps only {', '.join(keep)}"
+        for reg, keep in self.registries:
+            if reg.name not in self.keys and choice not in keep and upstream_choices & set(keep):
+                return f"registry {reg.name!r} keeps only {', '.join(keep)}"  # the option offers a kept key
         return self._by_name(choice)
 
     def explain_option(self, option: str) -> str | None:

@@ -36,6 +36,13 @@ def test_rule_index_explains_by_registry_platform_and_remove_rule(verify_rules):
     assert index.explain_choice("--moe-runner-backend", "triton", ["triton", "aiter_fused"]) is None
     assert index.explain_option("--enable-npu-graph") is not None
     assert index.explain_option("--mm-attention-backend") is None
+    # a registry whose keys are unknown, listed first in the rules, does not take another's choice
+    configs = verify_rules.registries[0].model_copy(update={"name": "model_configs", "kind": "dict", "keep": ["qwen"],
+                                                            "reason": "configs"})
+    rules = verify_rules.model_copy(update={"registries": [configs, *verify_rules.registries]})
+    keys["tool_call_parsers"].add("glm")
+    index = RuleIndex(rules, keys=keys)
+    assert "'tool_call_parsers'" in index.explain_choice("--tool-call-parser", "glm", ["deepseekv3", "qwen", "glm"])
     assert tokens("--Enable-NPU_graph") == ["enable", "npu", "graph"]
 
 
