@@ -19,7 +19,7 @@ plan: $(STAMP)  ## the main job: fetch the pinned upstream, plan, apply every ba
 	$(BIN)/shrink plan
 	@# A batch whose gate fails is rolled back and reported (reports/deepseek/v<version>/batch-N.md);
 	@# the tree keeps every batch that passed, and verify checks that tree. While apply works (CPU),
-	@# the verify environment installs (network), then upstream's side of the import check runs at
+	@# the verify environment installs (network), then upstream's side of the dynamic checks runs at
 	@# low priority into the cache (apply's gates leave a core idle). Apply reads neither.
 	@mkdir -p build
 	{ $(BIN)/shrink verify env && { nice -n 19 $(BIN)/shrink verify upstream || echo "(verify imports upstream itself)"; }; } \

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from dataclasses import dataclass
 import time
 import tomllib
 from pathlib import Path
@@ -216,12 +217,68 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
     return result
 
 
-def _probe_both(script: str, pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit: str | None,
-                name: str, args: list[str], inputs: dict | None = None) -> tuple[dict, dict]:
-    key = probe_key(script, env, {"args": args, "inputs": inputs})
-    up = cached(commit, name, key, lambda: run_probe(script, upstream, env, args, inputs=inputs))
-    pr = run_probe(script, pruned, env, args, inputs=inputs)
-    return up, pr
+@dataclass(frozen=True)
+class _Probe:
+    """One probe run: the same script, arguments and inputs in both trees (upstream's answer cached)."""
+
+    script: str
+    name: str
+    args: tuple[str, ...]
+    inputs: dict | None = None
+
+    def upstream(self, upstream: SourceTree, env: VerifyEnv, commit: str | None) -> dict:
+        key = probe_key(self.script, env, {"args": list(self.args), "inputs": self.inputs})
+        return cached(commit, self.name, key,
+                      lambda: run_probe(self.script, upstream, env, list(self.args), inputs=self.inputs))
+
+    def both(self, pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit: str | None) -> tuple[dict, dict]:
+        up = self.upstream(upstream, env, commit)
+        return up, run_probe(self.script, pruned, env, list(self.args), inputs=self.inputs)
+
+
+def _cli_probes(surface: dict) -> list[tuple[str, _Probe]]:
+    pretend = surface.get("pretend")
+    out = []
+    for module in surface.get("cli", {}).get("modules", []):
+        args, inputs = (("{out}", module, "{input:pretend}"), {"pretend": pretend}) if pretend else (("{out}", module), None)
+        out.append((module, _Probe("cli_probe.py", f"cli-{module}", args, inputs)))
+    return out
+
+
+def _server_args_probe(surface: dict) -> _Probe | None:
+    spec_data = surface.get("server_args")
+    if not spec_data:
+        return None
+    model_dir = cli_surface.model_dir_for(DATA / spec_data["config"], paths.cache_dir() / "verify")
+    spec = {"target": spec_data["target"], "model_dir": str(model_dir), "kwargs": spec_data.get("kwargs", {}),
+            "pretend": surface.get("pretend")}
+    return _Probe("serverargs_probe.py", "server-args", ("{input:spec}", "{out}"), {"spec": spec})
+
+
+def _behaviour_probe(surface: dict) -> _Probe | None:
+    if not surface.get("behaviour", {}).get("cases"):
+        return None
+    cases = behaviour.load_cases(surface["behaviour"]["cases"])
+    return _Probe("behaviour_probe.py", "behaviour", ("{input:cases}", "{out}"), {"cases": cases})
+
+
+def warm_upstream_probes(upstream_root: Path, profile: str, env: VerifyEnv) -> int:
+    """Upstream's answers to the CLI, ServerArgs and behaviour probes, into the cache (beside apply,
+    like warm_upstream_imports). A probe that fails is left to verify, which reports it. Returns how
+    many answers are cached."""
+    upstream = SourceTree.load(upstream_root)
+    commit = clean_commit(upstream.root)
+    surface = load_surface(profile)
+    probes = [p for _, p in _cli_probes(surface)] + [p for p in (_server_args_probe(surface),
+                                                                 _behaviour_probe(surface)) if p]
+    done = 0
+    for probe in probes if commit else []:
+        try:
+            probe.upstream(upstream, env, commit)
+            done += 1
+        except ProbeFailed:
+            continue
+    return done
 
 
 def _removed_fields(pruned: SourceTree, upstream: SourceTree, surface: dict | None,
@@ -251,11 +308,10 @@ def _check_cli(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit:
     findings, notes = [], []
     pretend = surface.get("pretend")
     counts = {"pretend_gpu": int(bool(pretend)), "options_upstream": 0, "options_pruned": 0, "choices_upstream": 0, "choices_pruned": 0}
-    for module in surface.get("cli", {}).get("modules", []):
+    for module, probe in _cli_probes(surface):
         where = pruned.rel(module) if pruned.has(module) else module
-        args, inputs = (["{out}", module, "{input:pretend}"], {"pretend": pretend}) if pretend else (["{out}", module], None)
         try:
-            up, pr = _probe_both("cli_probe.py", pruned, upstream, env, commit, f"cli-{module}", args, inputs)
+            up, pr = probe.both(pruned, upstream, env, commit)
         except ProbeFailed as exc:
             findings.append(f"{where}:1 {exc}")
             continue
@@ -286,16 +342,13 @@ def _version(tree: SourceTree) -> str | None:
 
 def _check_server_args(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit: str | None,
                        surface: dict, removed: tuple[dict[str, str], list[str]] = ({}, [])) -> CheckResult:
-    spec_data = surface.get("server_args")
-    if not spec_data:
+    probe = _server_args_probe(surface)
+    if probe is None:
         return CheckResult("server_args", passed=True, skipped="no server_args in the verify data")
-    model_dir = cli_surface.model_dir_for(DATA / spec_data["config"], paths.cache_dir() / "verify")
-    spec = {"target": spec_data["target"], "model_dir": str(model_dir), "kwargs": spec_data.get("kwargs", {}),
-            "pretend": surface.get("pretend")}
+    spec_data, spec = surface["server_args"], probe.inputs["spec"]
     where = pruned.rel(spec["target"].partition(":")[0]) if pruned.has(spec["target"].partition(":")[0]) else spec["target"]
     try:
-        up, pr = _probe_both("serverargs_probe.py", pruned, upstream, env, commit, "server-args",
-                             ["{input:spec}", "{out}"], {"spec": spec})
+        up, pr = probe.both(pruned, upstream, env, commit)
     except ProbeFailed as exc:
         return CheckResult("server_args", passed=False, findings=[f"{where}:1 {exc}"])
     findings, notes, compared, equal = cli_surface.compare_server_args(up, pr, where, spec_data.get("differ", {}),
@@ -311,12 +364,11 @@ def _check_server_args(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv,
 
 def _check_behaviour(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, commit: str | None,
                      surface: dict) -> CheckResult:
-    if not surface.get("behaviour", {}).get("cases"):
+    probe = _behaviour_probe(surface)
+    if probe is None:
         return CheckResult("behaviour", passed=True, skipped="no behaviour cases in the verify data")
-    cases = behaviour.load_cases(surface["behaviour"]["cases"])
     try:
-        up, pr = _probe_both("behaviour_probe.py", pruned, upstream, env, commit, "behaviour",
-                             ["{input:cases}", "{out}"], {"cases": cases})
+        up, pr = probe.both(pruned, upstream, env, commit)
     except ProbeFailed as exc:
         return CheckResult("behaviour", passed=False, findings=[f"behaviour:1 {exc}"])
     findings, counts = behaviour.compare_cases(up, pr, "behaviour")
