@@ -152,23 +152,6 @@ def register(app: typer.Typer) -> None:
             raise err
         out.print(f"[green]verify passed[/]: {len(result.checks)} checks, 0 regressions, {result.seconds:.1f} s")
 
-    @verify_app.command("upstream")
-    def upstream_cmd(profile: str = typer.Option("deepseek", "--profile", "-p"),
-                     upstream: Optional[Path] = typer.Option(None, "--upstream",
-                                                             help="Upstream tree (default: the pinned upstream)."),
-                     jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="Parallel workers.")) -> None:
-        """Run upstream's side of the dynamic checks into the cache: the import check for every module the
-        plan keeps, and the CLI, ServerArgs and behaviour probes (make plan runs it at low priority while
-        apply works; verify then runs the pruned tree's side only)."""
-        from shrinker.verify.run import warm_upstream_imports, warm_upstream_probes
-
-        root, version = _upstream(upstream)
-        env = _ensure_env(root)
-        modules, run = warm_upstream_imports(root, profile, version, env, jobs=jobs)
-        probes = warm_upstream_probes(root, profile, env)
-        out.print(f"upstream imports: {modules} kept modules, {run} imported now, {modules - run} from the cache; "
-                  f"{probes} probe answers cached")
-
     @verify_app.command("env")
     def env_cmd(force: bool = typer.Option(False, "--force", help="Rebuild even when up to date."),
                 upstream: Optional[Path] = typer.Option(

@@ -329,19 +329,15 @@ def run_upstream_on_bases(tree: SourceTree, env: VerifyEnv, modules: list[str], 
 
 def upstream_results(upstream: SourceTree, commit: str | None, env: VerifyEnv, modules: list[str], *,
                      jobs: int = 2, timeout: float = 60.0, pretend: dict | None = None,
-                     bases: bool = True, cache_timeouts: bool = True) -> tuple[dict[str, ImportOutcome], int]:
-    """Upstream outcomes for `modules` (cached per commit and mode when `commit` is given); (results, newly run).
-    `cache_timeouts=False`: a timeout is not written to the cache (a run beside other work: no evidence)."""
+                     bases: bool = True) -> tuple[dict[str, ImportOutcome], int]:
+    """Upstream outcomes for `modules` (cached per commit and mode when `commit` is given); (results, newly run)."""
     cache = _UpstreamCache(commit, env, timeout, pretend)
     wanted = [m for m in modules if upstream.has(m)]
     todo = [m for m in wanted if m not in cache.entries]
     run = dict(jobs=jobs, timeout=timeout, pretend=pretend)
     if todo:
-        fresh = run_upstream_on_bases(upstream, env, todo, **run) if bases else run_imports(
-            upstream, env, todo, label="importing upstream", **run)
-        cache.update(fresh if cache_timeouts else {m: o for m, o in fresh.items() if o.status != "timeout"})
-        for m, outcome in fresh.items():
-            cache.entries.setdefault(m, asdict(outcome))  # this call still answers with it
+        cache.update(run_upstream_on_bases(upstream, env, todo, **run) if bases else run_imports(
+            upstream, env, todo, label="importing upstream", **run))
     results = {m: ImportOutcome(**cache.entries[m]) for m in wanted}
     for m in modules:
         if m not in results:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
 import time
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -16,7 +16,7 @@ from shrinker.verify import behaviour, cli_surface, static
 from shrinker.upstream.distributions import load_index
 from shrinker.verify.env import VerifyEnv, load_env, read_requirements, requirements_for
 from shrinker.verify.factcache import tree_facts
-from shrinker.verify.imports import compare_imports, importable_modules, upstream_results
+from shrinker.verify.imports import compare_imports
 from shrinker.verify.probe import ProbeFailed, cached, probe_key, run_probe
 from shrinker.verify.result import CheckResult, VerifyResult
 from shrinker.verify.tree import SourceTree
@@ -88,28 +88,6 @@ def removed_modules(profile: str, version: str) -> list[str]:
             line = ".".join(parts)
         out.append(line)
     return out
-
-
-def warm_upstream_imports(upstream_root: Path, profile: str, version: str, env: VerifyEnv, *, jobs: int = 2,
-                          timeout: float = 60.0) -> tuple[int, int]:
-    """Upstream's side of the import check for every module the plan keeps, into the cache, before the
-    pruned tree exists: `make plan` runs it at low priority beside apply (whose gates leave a core
-    idle), and `shrink verify` then imports only the pruned side. The pruned tree's modules are among
-    the kept ones, and the cache answers per module, so verify's outcomes are the ones it would have
-    run. A timeout is not cached (beside apply it is no evidence): verify imports that module again.
-    Returns (modules, imported now)."""
-    upstream = SourceTree.load(upstream_root)
-    commit = clean_commit(upstream.root)
-    if commit is None:
-        raise ShrinkError(f"{upstream.root} is not a clean git tree: there is no commit to cache its imports by")
-    removed = set(removed_modules(profile, version))
-    if not removed:
-        raise ShrinkError(f"no plan for {profile} v{version}: run `shrink plan` first")
-    modules = [m for m in importable_modules(upstream) if m not in removed]
-    pretend = load_surface(profile).get("pretend")
-    _, run = upstream_results(upstream, commit, env, modules, jobs=jobs, timeout=timeout, pretend=pretend,
-                              cache_timeouts=False)
-    return len(modules), run
 
 
 class _Timer:
@@ -260,25 +238,6 @@ def _behaviour_probe(surface: dict) -> _Probe | None:
         return None
     cases = behaviour.load_cases(surface["behaviour"]["cases"])
     return _Probe("behaviour_probe.py", "behaviour", ("{input:cases}", "{out}"), {"cases": cases})
-
-
-def warm_upstream_probes(upstream_root: Path, profile: str, env: VerifyEnv) -> int:
-    """Upstream's answers to the CLI, ServerArgs and behaviour probes, into the cache (beside apply,
-    like warm_upstream_imports). A probe that fails is left to verify, which reports it. Returns how
-    many answers are cached."""
-    upstream = SourceTree.load(upstream_root)
-    commit = clean_commit(upstream.root)
-    surface = load_surface(profile)
-    probes = [p for _, p in _cli_probes(surface)] + [p for p in (_server_args_probe(surface),
-                                                                 _behaviour_probe(surface)) if p]
-    done = 0
-    for probe in probes if commit else []:
-        try:
-            probe.upstream(upstream, env, commit)
-            done += 1
-        except ProbeFailed:
-            continue
-    return done
 
 
 def _removed_fields(pruned: SourceTree, upstream: SourceTree, surface: dict | None,

@@ -63,20 +63,3 @@ def test_recorded_chunks_join_to_the_text():
     texts = json.dumps(data, ensure_ascii=False)
     assert "<｜tool▁calls▁begin｜>" in texts and "<think>" in texts and "｜DSML｜" in texts
 
-
-def test_upstream_answers_warmed_beside_apply(trees, fake_env, surface, monkeypatch):
-    # make plan asks upstream's probes (CLI, ServerArgs, behaviour) before the pruned tree exists;
-    # verify then runs each probe in the pruned tree only, and compares as before.
-    from shrinker.verify import run
-    from tests.verify.conftest import git_commit
-
-    upstream, pruned = trees
-    git_commit(upstream)
-    monkeypatch.setattr(run, "load_surface", lambda profile: surface)
-    assert run.warm_upstream_probes(upstream, "deepseek", fake_env) == 3
-    ran = []
-    real = run.run_probe
-    monkeypatch.setattr(run, "run_probe", lambda script, tree, *a, **k: (ran.append(tree.root), real(script, tree, *a, **k))[1])
-    check = _run(pruned, upstream, fake_env, surface)
-    assert check.passed and check.counts["identical"] == 4
-    assert ran == [pruned.resolve()]  # upstream's answer came from the cache

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from shrinker.verify import verify_tree
 from shrinker.verify.imports import compare_imports, run_imports
 from shrinker.verify.tree import SourceTree
@@ -371,36 +369,3 @@ def test_upstream_s_side_of_a_regression_is_confirmed_fresh(trees, fake_env, mon
     assert not cmp.upstream["sglang.srt.models.first_import"].ok
     assert not any("first_import" in f for f in cmp.regressions)
 
-
-def test_upstream_warmed_before_the_pruned_tree_exists(trees, fake_env, monkeypatch):
-    # make plan imports upstream's kept modules beside apply; verify then runs only the pruned side,
-    # with the outcomes it would have got itself. A timeout (a busy machine) is not cached.
-    from shrinker.errors import ShrinkError
-    from shrinker.verify import imports, run
-
-    upstream, pruned = trees
-    git_commit(upstream)
-    removed = {"sglang.srt.models.needs_missing_package"}
-    monkeypatch.setattr(run, "removed_modules", lambda profile, version: sorted(removed))
-    monkeypatch.setattr(run, "load_surface", lambda profile: {})
-    slow = "sglang.srt.layers.helper_ops"
-    real = imports.run_imports
-
-    def one_timeout(tree, env, modules, **kw):
-        out = real(tree, env, modules, **kw)
-        if slow in out:
-            out[slow] = imports.ImportOutcome(slow, "timeout", error="busy machine")
-        return out
-
-    monkeypatch.setattr(imports, "run_imports", one_timeout)
-    modules, ran = run.warm_upstream_imports(upstream, "deepseek", "0", fake_env)
-    assert modules == ran == len(SourceTree.load(upstream).modules) - 1
-    monkeypatch.setattr(imports, "run_imports", real)
-    (pruned / "python/sglang/srt/models/needs_missing_package.py").unlink()  # as apply removes it
-    cold = _imports(pruned, upstream, fake_env, reuse=False)
-    assert cold.passed and cold.counts["modules"] == modules
-    assert cold.counts["upstream_run"] == 1  # only the module that timed out in the warm run
-    assert cold.counts["import_upstream"] == modules
-    removed.clear()
-    with pytest.raises(ShrinkError, match="no plan"):
-        run.warm_upstream_imports(upstream, "deepseek", "0", fake_env)
