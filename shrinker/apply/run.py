@@ -282,7 +282,7 @@ def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: 
     (report_dir / "apply.json").write_text(json.dumps(data, indent=1) + "\n")
     lines = [f"# Apply: {spec}", "",
              f"Non-blank Python lines: upstream {upstream_lines:,}, work tree {tree_lines:,}, removed {removed:,} "
-             f"({100 * data['totals']['removed_fraction']:.1f} %).", "",
+             f"({100 * removed / upstream_lines if upstream_lines else 0.0:.1f} %).", "",  # not the rounded fraction
              "| # | batch | deleted | edited | lines removed | removed after it | gate | commit | seconds |",
              "|---:|---|---:|---:|---:|---:|---|---|---:|"]
     for o in outcomes:

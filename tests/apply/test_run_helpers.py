@@ -27,3 +27,12 @@ def test_method_definitions_and_lines(tmp_path) -> None:
     tree = _tree(tmp_path)
     assert method_definitions(tree) == {"apply": 2, "only_here": 1}
     assert python_lines(tree) == 10
+
+
+def test_apply_report_header_rounds_the_exact_share(tmp_path) -> None:
+    # 754,766 of 1,202,727 is 62.7549 %: rounding the 4-digit fraction first (0.6275) printed 62.7,
+    # while reports/index.html, from the raw counts, shows 62.8
+    from shrinker.apply.run import _write_apply_report
+
+    _write_apply_report(tmp_path, [], 1_202_727, 447_961, "pypi:sglang==0.5.19")
+    assert "removed 754,766 (62.8 %)." in (tmp_path / "apply.md").read_text()
