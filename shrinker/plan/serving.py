@@ -32,8 +32,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from shrinker.rules.predicates import PlatformStrings
 from shrinker.rules.schema import Rules
 
-# Registries whose keys are architectures or model configs: not picked by a serving default.
-_NOT_SERVING = frozenset({"models", "model_configs"})
+# Registry kinds whose keys name classes or modules (architectures by EntryClass, a package's exports),
+# not strings code picks: a serving default never selects one.
+_CLASS_KEYED = frozenset({"module_scan", "package_exports"})
 
 
 def selected_strings(expr: cst.BaseExpression) -> list[cst.SimpleString]:
@@ -66,9 +67,33 @@ def _names_kept(test: cst.BaseExpression, kept: frozenset[str]) -> set[str]:
     return found
 
 
-class _ArchitectureSelections(cst.CSTVisitor):
+class SelectionVisitor(cst.CSTVisitor):
+    """Calls `_take(expr)` on every expression whose string can be a selected key: an assigned or
+    returned value, a parameter default, a keyword argument (regen's key evidence reads these too)."""
+
     METADATA_DEPENDENCIES = (PositionProvider,)
 
+    def _take(self, expr: cst.BaseExpression | None) -> None:
+        """What a selected string means: each visitor's own (here, nothing)."""
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._take(node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._take(node.value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self._take(node.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._take(node.default)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._take(node.value)
+
+
+class _ArchitectureSelections(SelectionVisitor):
     def __init__(self, kept: frozenset[str], wanted: Mapping[str, str], whole_file: set[str]) -> None:
         self.kept, self.wanted = kept, wanted  # wanted: removed key -> its registry
         self.context: list[set[str]] = [set(whole_file)]
@@ -101,23 +126,7 @@ class _ArchitectureSelections(cst.CSTVisitor):
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
         self.context.pop()
 
-    # -- selections
-    def visit_Assign(self, node: cst.Assign) -> None:
-        self._take(node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._take(node.value)
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self._take(node.value)
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self._take(node.default)
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._take(node.value)
-
+    # -- selections: SelectionVisitor's, and a dict value (`{"attention_backend": "dsv4"}`)
     def visit_DictElement(self, node: cst.DictElement) -> None:
         if isinstance(node.key, cst.SimpleString):
             self._take(node.value)
@@ -128,8 +137,9 @@ def architecture_selections(tree: Path, kept_paths: Iterable[str], rules: Rules,
     """"path:line: ..." for each removed key a kept architecture's own code selects (empty: none)."""
     kept = frozenset(rules.architectures.keep)
     platform = PlatformStrings(rules.platform.strings.strings, rules.platform.strings.families)
-    wanted = {key: reg for reg, keys in sorted(removed_keys.items()) if reg not in _NOT_SERVING
-              for key in keys if not key in platform}
+    string_keyed = {r.name for r in rules.registries if r.kind not in _CLASS_KEYED}
+    wanted = {key: reg for reg, keys in sorted(removed_keys.items()) if reg in string_keyed
+              for key in keys if key not in platform}
     if not kept or not wanted:
         return []
     mentions = re.compile("|".join(re.escape(a) for a in sorted(kept, key=len, reverse=True)))

@@ -24,8 +24,8 @@ from shrinker.errors import ShrinkError
 from shrinker.plan.manifests import summarize, write_manifests
 from shrinker.plan.moves import follow_roots
 from shrinker.plan.run import analyse, plan_extra
-from shrinker.regen.predicates import uncovered_predicates
 from shrinker.plan.serving import architecture_selections
+from shrinker.regen.predicates import uncovered_predicates
 from shrinker.regen.signals import key_evidence, module_evidence
 from shrinker.rules.predicates import PredicateTable
 from shrinker.rules.load import load_rules

@@ -22,13 +22,11 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from shrinker.plan.serving import selected_strings
+from shrinker.plan.serving import SelectionVisitor, selected_strings
 from shrinker.rules.patterns import pattern_matches
 
 
-class _Selections(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
+class _Selections(SelectionVisitor):
     def __init__(self, wanted: set[str]) -> None:
         self.wanted = wanted
         self.found: list[tuple[str, int]] = []  # (key, line)
@@ -41,22 +39,6 @@ class _Selections(cst.CSTVisitor):
                 continue
             if isinstance(value, str) and value in self.wanted:
                 self.found.append((value, self.get_metadata(PositionProvider, s).start.line))
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        self._take(node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._take(node.value)
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self._take(node.value)
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self._take(node.default)
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._take(node.value)
 
 
 def key_evidence(tree: Path, kept_paths: set[str], signal_paths: list[str],
