@@ -186,6 +186,16 @@ def _name_of(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """`AttentionArch.SSM` for a chain of attributes over a name; None for anything else (a call, a subscript)."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted_name(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
 def _string_value(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.SimpleString):
         return node.evaluated_value if isinstance(node.evaluated_value, str) else None
@@ -267,13 +277,20 @@ def never_compare(left: cst.BaseExpression, target: cst.ComparisonTarget, rule_o
     if not isinstance(rule, FeatureValue):
         return None
     if isinstance(op, (cst.Equal, cst.NotEqual)):
-        if literal(right) is not None and literal(right) in rule.never:
+        if _never_holds(right, rule):
             return isinstance(op, cst.NotEqual)
     elif isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
-        values = [literal(e.value) for e in right.elements]
-        if values and all(v is not None and v in rule.never for v in values):
+        if right.elements and all(_never_holds(e.value, rule) for e in right.elements):
             return isinstance(op, cst.NotIn)
     return None
+
+
+def _never_holds(node: cst.BaseExpression, rule: FeatureValue) -> bool:
+    """`node` is a literal of the rule's `never` or a dotted reference of its `never_members`."""
+    value = literal(node)
+    if value is not None:
+        return value in rule.never
+    return bool(rule.never_members) and dotted_name(node) in rule.never_members
 
 
 def _rule_of(table: PredicateTable, module: str):

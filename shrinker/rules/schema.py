@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Strict(BaseModel):
@@ -102,8 +102,17 @@ class FeatureValue(_Strict):
     """A name that never holds some values once a feature is cut (`fa_impl_ver` is never 4 without the
     "fa4" backend): `name == v` folds to False, `name != v` to True, `name in (v, ...)` likewise."""
 
+    @model_validator(mode="after")
+    def _some_value(self) -> "FeatureValue":
+        if not self.never and not self.never_members:
+            raise ValueError(f"features.values {self.name!r}: give never or never_members")
+        return self
+
     name: str = Field(description="Variable, attribute (`self.fa_impl_ver`) or parameter name.")
-    never: list[int | str]
+    never: list[int | str] = Field(default_factory=list, description="Literals the name never holds.")
+    never_members: list[str] = Field(default_factory=list,
+                                     description="Enum members it never holds, dotted as code writes them "
+                                                 "(`AttentionArch.SSM`): compared by the reference, not a string.")
     modules: list[str] = Field(default_factory=list,
                                description="Module patterns where a *parameter* of that name folds too (every "
                                            "caller passing the value is gone); elsewhere parameters stay.")

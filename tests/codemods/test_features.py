@@ -177,6 +177,31 @@ class TestDeadFeatureBranches(_FeatureTest):
                                       module="sglang.jit_kernel.flash_attention")
         assert again == out and not +second.changes
 
+    def test_enum_member_value_folds_its_branch(self) -> None:
+        """0.5.20's attention_backend_setup: pure SSM models take the Mamba backend, which goes with
+        hybrid linear attention; a DeepSeek config is never AttentionArch.SSM (rule never_members)."""
+        self.assertCodemod(
+            """
+            def init_attention_backend(model_runner):
+                # SSM models use the Mamba backend
+                if model_runner.model_config.attention_arch == AttentionArch.SSM:
+                    from sglang.srt.layers.attention.hybrid_linear_attn_backend import (
+                        Mamba2AttnBackend,
+                    )
+
+                    return Mamba2AttnBackend(model_runner)
+
+                server_args = model_runner.server_args
+                return server_args
+            """,
+            """
+            def init_attention_backend(model_runner):
+
+                server_args = model_runner.server_args
+                return server_args
+            """,
+        )
+
     def test_attribute_predicate_in_and(self) -> None:
         self.assertCodemod(
             """
@@ -291,6 +316,12 @@ def test_setup_call_emptying_a_method_leaves_pass() -> None:
     ("ver == 4", "sglang.jit_kernel.flash_attention", False),
     ("ver == 4", "sgl_kernel.flash_attn", None),
     ("self.server_args.language_only", "", False),
+    ("model_runner.model_config.attention_arch == AttentionArch.SSM", "", False),
+    ("self.attention_arch != AttentionArch.SSM", "", True),
+    ("self.attention_arch in (AttentionArch.SSM,)", "", False),
+    ("self.attention_arch == AttentionArch.MLA", "", None),
+    ('self.attention_arch == "AttentionArch.SSM"', "", None),  # a string is no enum member
+    ("self.attention_arch == arch.SSM", "", None),  # another object's SSM: no rule says so
     ("_is_hip", "", None),  # the feature table alone: platform predicates are not in it
 ])
 def test_planner_evaluates_feature_guards(text: str, module: str, expected) -> None:
@@ -418,6 +449,16 @@ def test_bad_feature_field_is_one_line_error(tmp_path) -> None:
     bad = tmp_path / "deepseek.toml"
     bad.write_text(text.replace('returns_none = true', 'returns_none = "yes please"', 1))
     with pytest.raises(ShrinkError, match=r"features\.0\.predicates\.0\.returns_none"):
+        load_rules(path=bad)
+
+
+def test_value_rule_needs_a_value(tmp_path) -> None:
+    from shrinker.errors import ShrinkError
+
+    text = open(load_rules("deepseek").source).read()
+    bad = tmp_path / "deepseek.toml"
+    bad.write_text(text.replace('never_members = ["AttentionArch.SSM"]', "", 1))
+    with pytest.raises(ShrinkError, match="give never or never_members"):
         load_rules(path=bad)
 
 
