@@ -28,8 +28,9 @@ _LOCATION = re.compile(r"^\[[^\]]+\] (?P<path>[^:\s]+\.py):(?P<line>\d+)")
 
 
 def _definitions(source: str) -> list[tuple[str, int, int]]:
-    """(name, first line, last line) of each top-level function, and of each top-level assignment to
-    one name (`TABLE = {...}`)."""
+    """(name, first line, last line) of each top-level function, each method of a top-level class
+    (0.5.20's Fp8MoEMethod._process_npu_fp4_expert_weights, called only under `if _is_npu:`), and each
+    top-level assignment to one name (`TABLE = {...}`)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -38,6 +39,9 @@ def _definitions(source: str) -> list[tuple[str, int, int]]:
     for n in tree.body:
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
             out.append((n.name, n.lineno, n.end_lineno or n.lineno))
+        elif isinstance(n, ast.ClassDef):
+            out += [(m.name, m.lineno, m.end_lineno or m.lineno) for m in n.body
+                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
         elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
             out.append((n.targets[0].id, n.lineno, n.end_lineno or n.lineno))
         elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and n.value is not None:

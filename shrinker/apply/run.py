@@ -14,6 +14,7 @@ from shrinker.apply.deferral import defer_dead_functions
 from shrinker.rules.predicates import PredicateTable
 from shrinker.apply.gate import GateResult, missing_names, run_gate, unresolved_imports
 from shrinker.apply.worktree import applied_batches, commit_all, keep_on_branch, open_worktree, roll_back
+from shrinker.apply.platform_references import PlatformReferences, platform_references
 from shrinker.codemods.inputs import CodemodInputs, Removed
 from shrinker.codemods.pipeline import FileItem, transform_files
 from shrinker.console import console
@@ -273,12 +274,15 @@ def nothing_dead(repo, tree: Path, plan: dict, number: int) -> BatchOutcome:
 
 
 def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: int, tree_lines: int,
-                        spec: str, requirements: dict | None = None) -> None:
+                        spec: str, requirements: dict | None = None,
+                        references: PlatformReferences | None = None) -> None:
     removed = upstream_lines - tree_lines
     data = {"upstream": spec, "batches": outcomes, "requirements": requirements,
             "totals": {"upstream_python_lines": upstream_lines, "tree_python_lines": tree_lines,
                        "removed_lines": removed,
                        "removed_fraction": round(removed / upstream_lines, 4) if upstream_lines else 0.0}}
+    if references is not None:
+        data["platform_references"] = references.to_json()
     (report_dir / "apply.json").write_text(json.dumps(data, indent=1) + "\n")
     lines = [f"# Apply: {spec}", "",
              f"Non-blank Python lines: upstream {upstream_lines:,}, work tree {tree_lines:,}, removed {removed:,} "
@@ -309,6 +313,14 @@ def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: 
                       f"{requirements['freed_mb']} MB with the dependencies they alone pull in); gate "
                       f"{requirements['gate']}{', commit ' + requirements['commit'][:10] if requirements['commit'] else ''}"
                       f" (`requirements.md`)."]
+    if references is not None:
+        lines += ["", f"Platform references left (code lines naming another platform by the rules' vocabulary, "
+                      f"`shrinker/apply/platform_references.py`): {len(references.code)} lines in {references.files} "
+                      f"files; {references.comment_lines} comment lines name one too."]
+        if references.code:
+            lines += ["", "<details><summary>the lines</summary>", ""]
+            lines += [f"- `{path}:{number}` `{text[:120]}`" for path, number, text in references.code]
+            lines += ["", "</details>"]
     (report_dir / "apply.md").write_text("\n".join(lines) + "\n")
 
 
@@ -386,6 +398,7 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
         applied = applied_batches(repo)
         kept = [previous[k] for k in sorted(previous) if k[0] in applied or previous[k]["gate"] == "failed"]
         req = requirements.to_json() if requirements is not None else old_data.get("requirements")
+        complete = applied == list(range(1, total + 1))
         _write_apply_report(report_dir, kept, python_lines(upstream.root), python_lines(tree), upstream.spec,
-                            req if applied == list(range(1, total + 1)) else None)
+                            req if complete else None, platform_references(tree, rules) if complete else None)
     return outcomes

@@ -150,7 +150,7 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         return _triggers(self.inputs)
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
-        self._bind_removed_classes(tree)
+        self._bind_module(tree)
         return super().transform_module(tree)
 
     # -- deciding a test -------------------------------------------------------------------------

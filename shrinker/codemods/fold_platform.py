@@ -46,6 +46,7 @@ from shrinker.rules.predicates import (architecture_compare, combine, env_flag_n
 # Python builtins (and os env readers) whose calls have no side effects worth keeping.
 _PURE_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "callable", "len", "bool",
                          "str", "int", "float", "type", "getenv"})
+_BOOL_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "callable", "bool"})
 _LITERALS = (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)
 
 
@@ -57,6 +58,15 @@ class Fold:
     value: Optional[bool]  # its truth value on CUDA, None when unknown
     pure: bool  # evaluating it has no side effects
     pred: bool  # a platform predicate was folded inside it
+
+
+def _pure_pattern_matches(pattern: str, name: str, call: cst.Call) -> bool:
+    if pattern.endswith('("")'):
+        return (fnmatch.fnmatchcase(name, pattern[:-4]) and bool(call.args)
+                and all(isinstance(a.value, cst.SimpleString) and not a.keyword and not a.star for a in call.args))
+    if pattern.endswith("()"):
+        return fnmatch.fnmatchcase(name, pattern[:-2]) and not call.args
+    return fnmatch.fnmatchcase(name, pattern)
 
 
 def _dotted_root(node: cst.BaseExpression) -> Optional[str]:
@@ -95,6 +105,12 @@ class Folder:
         # Names this module imports from removed modules: no instance of such a class can exist.
         self.removed_classes: frozenset[str] = frozenset()
         self.module = ""  # the dotted module folded (feature value rules scoped to modules)
+        # Names the module binds to a value (`_is_npu = is_npu()`, `from .utils import _is_hip`): as a
+        # value (an argument, a return value) only these fold, a bare `is_npu` may be the function.
+        self.flags: frozenset[str] = frozenset()
+        # Private names the module binds once, to None, and nowhere else (`_fused_kernel = None` whose
+        # platform import went): `_fused_kernel is None` is True.
+        self.none_names: frozenset[str] = frozenset()
 
     # -- purity --------------------------------------------------------------------------------
     def pure(self, node: cst.BaseExpression) -> bool:
@@ -127,16 +143,18 @@ class Folder:
         # Methods and functions the rules declare side-effect free (`mode.is_mixed()`,
         # `get_available_device()`: lru_cached, its one warning is printed by the first call anyway).
         # A name written `get_model()` is pure only when called with no arguments (an accessor whose
-        # name a loader shares).
-        if any(fnmatch.fnmatchcase(name, p.removesuffix("()")) and not (p.endswith("()") and call.args)
-               for p in self.pure_methods):
+        # name a loader shares); one written `get("")` only when every argument is a string literal (a
+        # mapping's lookup by key: `hf_quant_config.get("quant_method")`; a queue's get takes none).
+        if any(_pure_pattern_matches(p, name, call) for p in self.pure_methods):
             return self.pure(call.func.value) if isinstance(call.func, cst.Attribute) else True
         return False
 
     # -- folding -------------------------------------------------------------------------------
-    def fold(self, node: cst.BaseExpression) -> Fold:
+    def fold(self, node: cst.BaseExpression, as_value: bool = False) -> Fold:
+        """Fold `node` as a test (its truth counts), or `as_value` (its value counts: an argument, a
+        return value, a lambda body), where `X or False` is X only when X is a bool."""
         if isinstance(node, cst.Name):
-            return self._fold_name(node)
+            return self._fold_name(node, as_value)
         if isinstance(node, cst.Attribute):
             value = self.table.value(node.attr.value, called=False)
             if value is not None and self.pure(node.value):
@@ -148,7 +166,7 @@ class Folder:
         elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
             return self._fold_not(node)
         elif isinstance(node, cst.BooleanOperation):
-            return self._fold_boolean(node)
+            return self._fold_boolean(node, as_value)
         elif isinstance(node, cst.Comparison):
             folded = self._fold_compare(node)
             if folded is not None:
@@ -161,11 +179,14 @@ class Folder:
                 return Fold(node, inner.value, inner.pure, True)
         return Fold(node, None, self.pure(node), False)
 
-    def _fold_name(self, node: cst.Name) -> Fold:
+    def _fold_name(self, node: cst.Name, as_value: bool = False) -> Fold:
         if node.value in ("True", "False"):
             return Fold(node, node.value == "True", True, False)
         if self.is_param(node.value) and (fixed := self.param_value(node.value)) is not None:
             return Fold(constant(fixed), fixed, True, True)
+        if as_value and node.value not in self.flags:
+            # a value may be the predicate function itself (`register(is_npu)`): only flags fold
+            return Fold(node, None, True, False)
         value = self.table.value(node.value, called=False)
         if value is None:
             return Fold(node, None, True, False)
@@ -235,8 +256,8 @@ class Folder:
         new = node.with_changes(expression=expression, operator=operator)
         return Fold(new, None, inner.pure, True)
 
-    def _fold_boolean(self, node: cst.BooleanOperation) -> Fold:
-        left, right = self.fold(node.left), self.fold(node.right)
+    def _fold_boolean(self, node: cst.BooleanOperation, as_value: bool = False) -> Fold:
+        left, right = self.fold(node.left, as_value), self.fold(node.right, as_value)
         is_and = isinstance(node.operator, cst.And)
         pure = left.pure and right.pure
         if not (left.pred or right.pred):
@@ -246,19 +267,40 @@ class Folder:
             return self._result(node, left.node, stop, left.pure)
         if left.value is (not stop) and left.pure:  # `True and X` / `False or X` is X
             return self._result(node, right.node, right.value, right.pure)
-        if right.value is stop and right.pure and left.pure:  # `X and False` / `X or True`
+        # `X and False` is False and `X or False` is X only in a test, or where X is a bool
+        exact = not as_value or self.boolean(left.node)
+        if right.value is stop and right.pure and left.pure and exact:  # `X and False` / `X or True`
             return self._result(node, constant(stop), stop, True)
-        if right.value is (not stop) and right.pure:  # `X and True` / `X or False`: truth of X
+        if right.value is (not stop) and right.pure and exact:  # `X and True` / `X or False`: truth of X
             return self._result(node, left.node, left.value, left.pure)
-        if left.value is not None or right.value is not None:
+        if left.value is not None or (right.value is not None and not (as_value and right.pure)):
             # A constant beside an operand with side effects: keep the original text.
             return Fold(node, combine(left.value, right.value, is_and), False, True)
+        return self._joined(node, left, right, combine(left.value, right.value, is_and), pure)
+
+    def boolean(self, node: cst.BaseExpression) -> bool:
+        """`node` evaluates to a bool by construction (a comparison, `not`, a predicate call ...)."""
+        if isinstance(node, cst.Name):
+            return node.value in ("True", "False")
+        if isinstance(node, cst.Comparison) or (isinstance(node, cst.UnaryOperation)
+                                                and isinstance(node.operator, cst.Not)):
+            return True
+        if isinstance(node, cst.BooleanOperation):
+            return self.boolean(node.left) and self.boolean(node.right)
+        if isinstance(node, cst.Call):
+            name = _simple_name(node.func)
+            return name in _BOOL_CALLS or (name is not None and self.table.value(name, called=True) is not None
+                                           and not self.table.returns_none(name))
+        return False
+
+    def _joined(self, node: cst.BooleanOperation, left: Fold, right: Fold, value: Optional[bool],
+                pure: bool) -> Fold:
         new_left = swap_expression(node.left, left.node, boolean_operand=True)
         new_right = swap_expression(node.right, right.node, boolean_operand=True)
         operator = node.operator.with_changes(
             whitespace_before=_space_before(node.operator.whitespace_before, new_left),
             whitespace_after=spaced(node.operator.whitespace_after, new_right))
-        return Fold(node.with_changes(left=new_left, right=new_right, operator=operator), None, pure, True)
+        return Fold(node.with_changes(left=new_left, right=new_right, operator=operator), value, pure, True)
 
     def _result(self, original: cst.BaseExpression, node: cst.BaseExpression, value: Optional[bool],
                 pure: bool) -> Fold:
@@ -284,6 +326,10 @@ class Folder:
         target = node.comparisons[0]
         op, left, right = target.operator, node.left, target.comparator
         strings = self.table.strings
+        if (isinstance(op, (cst.Is, cst.IsNot)) and isinstance(left, cst.Name) and left.value in self.none_names
+                and isinstance(right, cst.Name) and right.value == "None"):
+            value = isinstance(op, cst.Is)
+            return Fold(constant(value), value, True, True)
         # a feature value rule (`fa_impl_ver == 4`, `mambaish_config(x) is None`) first, then platform strings
         value = never_compare(left, target, self._feature_rule) if self.table.features else None
         if value is not None:
@@ -305,6 +351,126 @@ class Folder:
         if not self.pure(node):
             return Fold(node, value, False, True)
         return Fold(constant(value), value, True, True)
+
+
+def module_flags(tree: cst.Module) -> frozenset[str]:
+    """Names a module's top level binds by assignment (`_is_npu = is_npu()`, `_use_aiter = False`) or
+    imports as private names (`from .utils import _is_hip`): values, never the predicate functions."""
+    names: set[str] = set()
+    for line in tree.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for small in line.body:
+            if isinstance(small, cst.Assign):
+                names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+            elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value:
+                names.add(small.target.value)
+            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    if isinstance(bound, cst.Name) and bound.value.startswith("_") and not bound.value.startswith("__"):
+                        names.add(bound.value)
+    return frozenset(names)
+
+
+class _Bindings(cst.CSTVisitor):
+    """How often each name is bound anywhere in a module (assignments, imports, definitions,
+    parameters, loop and `with` targets, `global` statements count), skipping the arms of module-level
+    `if`s whose test folds to a constant on CUDA (the fold removes them)."""
+
+    def __init__(self, folder: "Folder") -> None:
+        self.folder = folder
+        self.count: dict[str, int] = {}
+        self._depth = 0
+
+    def _bind(self, node: Optional[cst.CSTNode]) -> None:
+        if isinstance(node, cst.Name):
+            self.count[node.value] = self.count.get(node.value, 0) + 1
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                self._bind(element.value)
+        elif isinstance(node, cst.StarredElement):
+            self._bind(node.value)
+
+    def visit_If(self, node: cst.If) -> Optional[bool]:
+        if self._depth:
+            return True
+        value = self.folder.fold(node.test).value
+        node.test.visit(self)
+        if value is not False:
+            node.body.visit(self)
+        if value is not True and node.orelse is not None:
+            node.orelse.visit(self)
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bind(node.name)
+        self._depth += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._depth -= 1
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bind(node.name)
+        self._depth += 1
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._depth -= 1
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._bind(node.name)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is None:
+            self._bind(cst.Name(str(cst.helpers.get_full_name_for_node(node.name)).split(".")[0]))
+
+    def visit_Global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self._bind(item.name)
+            self._bind(item.name)  # a `global` makes the name rebindable from a function
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._bind(node.target)
+
+
+def none_constants(tree: cst.Module, folder: "Folder") -> frozenset[str]:
+    """Private names bound by a top-level `_x = None` and nowhere else in the module's live code (the
+    platform branch that could rebind it folds away): `_x is None` holds wherever `_x` is read."""
+    candidates = set()
+    for line in tree.body:
+        if isinstance(line, cst.SimpleStatementLine):
+            for small in line.body:
+                if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                        and isinstance(small.targets[0].target, cst.Name)
+                        and small.targets[0].target.value.startswith("_")
+                        and isinstance(small.value, cst.Name) and small.value.value == "None"):
+                    candidates.add(small.targets[0].target.value)
+    if not candidates:
+        return frozenset()
+    bindings = _Bindings(folder)
+    tree.visit(bindings)
+    return frozenset(n for n in candidates if bindings.count.get(n) == 1)
 
 
 def _walrus_count(node: cst.CSTNode) -> int:
@@ -353,17 +519,21 @@ class PredicateScope:
                 return fixed.get(name)
         return None
 
-    def _bind_removed_classes(self, tree: cst.Module) -> None:
-        """Tell the folder which names `tree` imports from removed modules (isinstance folds), and
-        widen the prune pattern so statements naming them are visited."""
+    def _bind_module(self, tree: cst.Module) -> None:
+        """Tell the folder what `tree` binds: names it imports from removed modules (isinstance folds),
+        its flags (values that fold as arguments) and its None constants; widen the prune pattern so
+        statements naming them are visited."""
         from shrinker.codemods.removed_imports import find_dead_imports, module_and_package
 
         _, package = module_and_package(self.context)
         dead = frozenset(a.bound for aliases in find_dead_imports(tree, package, self.inputs.removed).values()
                          for a in aliases if a.alias is not None and "." not in a.bound)
         self.folder.removed_classes = dead
-        if dead and self._prune is not None:
-            self._prune = re.compile(self._prune.pattern + "|" + "|".join(rf"\b{re.escape(n)}\b" for n in sorted(dead)))
+        self.folder.flags = module_flags(tree)
+        self.folder.none_names = none_constants(tree, self.folder)
+        widen = dead | self.folder.none_names
+        if widen and self._prune is not None:
+            self._prune = re.compile(self._prune.pattern + "|" + "|".join(rf"\b{re.escape(n)}\b" for n in sorted(widen)))
 
     def _is_param(self, name: str) -> bool:
         return any(name in names for names in self._params)
@@ -472,8 +642,50 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         return predicate_triggers(self.inputs)
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
-        self._bind_removed_classes(tree)
+        self._bind_module(tree)
         return super().transform_module(tree)
+
+    # -- values: arguments, return values, lambda bodies (`disable=_is_npu` -> `disable=False`) ----
+    def _value(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """`node` folded as a value (exact: `X or False` stays unless X is a bool), None when unchanged."""
+        folded = self.folder.fold(node, as_value=True)
+        if not folded.pred or folded.node is node or _walrus_count(folded.node) < _walrus_count(node):
+            return None
+        return swap_expression(node, folded.node)
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        value = None if updated_node.star else self._value(updated_node.value)
+        if value is None:
+            return updated_node
+        self.count("arguments_folded")
+        return updated_node.with_changes(value=value)
+
+    def leave_Return(self, original_node: cst.Return, updated_node: cst.Return) -> cst.Return:
+        value = None if updated_node.value is None else self._value(updated_node.value)
+        if value is None:
+            return updated_node
+        self.count("return_values_folded")
+        return updated_node.with_changes(value=value)
+
+    def leave_Lambda(self, original_node: cst.Lambda, updated_node: cst.Lambda) -> cst.Lambda:
+        value = self._value(updated_node.body)  # before the lambda's parameters leave scope
+        if value is not None:
+            self.count("lambda_bodies_folded")
+            updated_node = updated_node.with_changes(body=value)
+        return super().leave_Lambda(original_node, updated_node)
+
+    def leave_Assert(self, original_node: cst.Assert, updated_node: cst.Assert):
+        """`assert not _is_npu and ...` that holds on CUDA checks nothing: it goes. One that fails on CUDA
+        (`assert is_npu(), "only on Ascend"`) stays as written: it is the answer upstream gives there."""
+        folded = self.folder.fold(updated_node.test)
+        if folded.pred and folded.value is True and folded.pure:
+            self.count("asserts_removed")
+            return cst.RemoveFromParent()
+        test = self._partial(updated_node.test)
+        if test is None:
+            return updated_node
+        self.count("assert_tests_simplified")
+        return updated_node.with_changes(test=test, whitespace_after_assert=spaced(updated_node.whitespace_after_assert, test))
 
     def _partial(self, test: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The simplified test, or None when nothing folds or the whole test is a constant."""
@@ -617,11 +829,13 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         return folded.node
 
     def _local_flag(self, node: cst.Assign) -> Optional[cst.BaseExpression]:
-        """`_use_mlx = use_mlx()` inside a function: the constant (the predicate's import can then go).
-        Module-level flags (`_is_hip = is_hip()`) stay: other modules import them."""
-        if not self._params or not isinstance(node.value, cst.Call) or len(node.targets) != 1:
+        """`_use_mlx = use_mlx()` inside a function, `self.use_npu_mxfp8 = use_npu_mxfp8(cfg)` anywhere:
+        the constant (the predicate's import can then go). Module-level flags (`_is_hip = is_hip()`)
+        stay: other modules import them."""
+        if not isinstance(node.value, cst.Call) or len(node.targets) != 1:
             return None
-        if not isinstance(node.targets[0].target, cst.Name):
+        target = node.targets[0].target
+        if not (isinstance(target, cst.Attribute) or (self._params and isinstance(target, cst.Name))):
             return None
         folded = self.folder.fold(node.value)
         if folded.pred and folded.pure and folded.value is not None:

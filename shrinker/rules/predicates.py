@@ -122,12 +122,14 @@ class PredicateTable:
         """A called predicate no rule names but whose first word is a platform of the vocabulary
         ([platform.strings]: `is_xpu_available()`, `use_aiter_moe()`) is False on CUDA, as `is_xpu()`
         is: a new release's new platform check needs no new rule. Only the first word counts
-        (`is_cuda_or_hip()`, `is_not_npu()` stay unknown), and only calls (a bare name may be a variable)."""
+        (`is_cuda_or_hip()`, `is_not_npu()` stay unknown), and only calls (a bare name may be a variable),
+        with or without arguments (`use_npu_arch35_mxfp8_wo_a(quant_config)`: the arguments are evaluated
+        only when they have no side effects)."""
         m = PREDICATE_NAME.match(name)
         word = m.group(1).lower() if m else ""
         if not word or not self.strings.word(word):
             return None
-        return Predicate(name=name, value=False, calls_only=True,
+        return Predicate(name=name, value=False, calls_only=True, with_args=True,
                          reason=f"named for another platform ('{word}', the [platform.strings] vocabulary)")
 
     def value(self, name: str, called: bool) -> bool | None:

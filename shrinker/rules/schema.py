@@ -95,7 +95,8 @@ class Platform(_Strict):
                                  description="Calls whose result depends on env only (kept as is in and/or).")
     pure_methods: list[str] = Field(default_factory=list,
                                     description="Method names (globs) known to have no side effects: an operand "
-                                                "calling one may be dropped when a platform predicate decides the test.")
+                                                "calling one may be dropped when a platform predicate decides the test. "
+                                                "`name()`: with no arguments only; `name(\"\")`: with string literals only.")
 
 
 class FeatureValue(_Strict):

@@ -80,3 +80,20 @@ def test_a_codemod_finding_counted_before_the_batch_edits_is_found_by_its_name(t
                 "pkg.auto_round is still used"]
     standing, deferred = defer_dead_functions(findings, tmp_path, table=PredicateTable(load_rules("deepseek").platform))
     assert standing == [] and "CPU_METHODS in python/pkg/quant.py" in deferred[0]
+
+
+def test_a_method_called_only_on_another_platform_is_deferred(tmp_path):
+    # 0.5.20 fp8.py: Fp8MoEMethod._process_npu_fp4_expert_weights imports NPU helpers; its one call sits
+    # under `if _is_npu:`, which the platform batch removes
+    from shrinker.rules.load import load_rules
+    from shrinker.rules.predicates import PredicateTable
+
+    (tmp_path / "python/pkg").mkdir(parents=True)
+    (tmp_path / "python/pkg/fp8.py").write_text(
+        "class Fp8MoEMethod:\n    def process(self, layer):\n        if _is_npu:\n"
+        "            self._process_npu_fp4(layer)\n\n    def _process_npu_fp4(self, layer):\n"
+        "        return npu_format_cast(layer)\n")
+    findings = ["[undefined_names] python/pkg/fp8.py:7 undefined name 'npu_format_cast' (UndefinedName)"]
+    assert defer_dead_functions(findings, tmp_path)[0] == findings  # the call counts without the platform
+    standing, deferred = defer_dead_functions(findings, tmp_path, table=PredicateTable(load_rules("deepseek").platform))
+    assert standing == [] and "_process_npu_fp4 in python/pkg/fp8.py" in deferred[0]

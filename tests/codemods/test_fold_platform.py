@@ -401,7 +401,7 @@ class TestFoldPlatform(PlatformCodemodTest):
             """
         )
 
-    def test_definitions_and_other_contexts_untouched(self) -> None:
+    def test_definitions_and_loops_untouched(self) -> None:
         self.assertUnchanged(
             """
             def is_hip() -> bool:
@@ -411,9 +411,159 @@ class TestFoldPlatform(PlatformCodemodTest):
             _is_npu = is_npu()
             while not _is_hip:
                 break
-            assert not _is_npu, "NPU only"
-            f(enable=_is_hip and x)
             """
+        )
+
+    def test_values_fold_where_they_stand(self) -> None:
+        """Arguments, decorator keywords, return values and lambda bodies (issue 17's shapes from
+        v0.5.16: topk.py, fp8.py, server_args.py, memory_pool.py)."""
+        self.assertCodemod(
+            """
+            from .utils import _is_hip
+
+            _is_npu = is_npu()
+            _is_cpu = is_cpu()
+            _use_aiter = False
+
+
+            @torch.compile(dynamic=True, backend=get_compiler_backend(), disable=_is_npu)  # why
+            def f(x, is_aiter_moe):
+                padding_size = get_moe_padding_size(_use_aiter)
+                g(is_aiter_moe, IS_HIP=_is_hip, enable=_is_hip and x)
+                check = lambda: is_hip() or is_npu() or is_cpu()
+                return _is_cpu or self.use_flashinfer_trtllm_moe
+            """,
+            """
+            from .utils import _is_hip
+
+            _is_npu = is_npu()
+            _is_cpu = is_cpu()
+            _use_aiter = False
+
+
+            @torch.compile(dynamic=True, backend=get_compiler_backend(), disable=False)  # why
+            def f(x, is_aiter_moe):
+                padding_size = get_moe_padding_size(False)
+                g(is_aiter_moe, IS_HIP=False, enable=False)
+                check = lambda: False
+                return self.use_flashinfer_trtllm_moe
+            """,
+        )
+
+    def test_a_value_keeps_what_is_not_a_bool(self) -> None:
+        """`y or False` is `y` only when y is a bool (`0 or False` is False): the honest form stays."""
+        self.assertCodemod(
+            """
+            _is_hip = is_hip()
+            y = dict(k=n or _is_hip, j=(n > 1) or _is_hip, m=n and _is_hip, b=bool(n) and _is_hip)
+            """,
+            """
+            _is_hip = is_hip()
+            y = dict(k=n or False, j=(n > 1), m=n and False, b=False)
+            """,
+        )
+
+    def test_a_bare_predicate_function_as_a_value_stays(self) -> None:
+        """`register(is_npu)` passes the function; only names bound to values (flags) fold as values."""
+        self.assertUnchanged(
+            """
+            from sglang.srt.utils import is_npu
+
+            register(is_npu)
+            hooks = [is_hip]
+            """
+        )
+
+    def test_a_none_constant_whose_platform_binding_folds_away(self) -> None:
+        """0.5.20 deepseek_v4_wo_a_fp8: the aiter import was the only other binding; once its branch is
+        dead, `_kernel is not None` is False (and its try-import, whose handler logs the error, goes)."""
+        self.assertCodemod(
+            """
+            _kernel = None
+            if _is_hip and _is_gfx95_supported:
+                from aiter.ops import kernel as _kernel
+
+            def supported() -> bool:
+                return _kernel is not None
+            """,
+            """
+            _kernel = None
+            if _is_hip and _is_gfx95_supported:
+                from aiter.ops import kernel as _kernel
+
+            def supported() -> bool:
+                return False
+            """,
+        )
+
+    def test_a_none_constant_bound_elsewhere_stays(self) -> None:
+        self.assertUnchanged(
+            """
+            _kernel = None
+            _cache = None
+
+            def supported() -> bool:
+                return _kernel is not None
+
+            def load():
+                global _cache
+                _cache = build()
+                return _cache is None
+
+            def local(_kernel=None):
+                return _kernel is None
+            """
+        )
+
+    def test_an_attribute_set_from_a_platform_call_folds(self) -> None:
+        """0.5.20 deepseek_v4: `self.use_npu_arch35_mxfp8_wo_a = use_npu_arch35_mxfp8_wo_a(quant_config)`,
+        a predicate the vocabulary names (first word 'npu'), called with an argument."""
+        self.assertCodemod(
+            """
+            def __init__(self, quant_config):
+                self.use_npu_arch35_mxfp8_wo_a = use_npu_arch35_mxfp8_wo_a(quant_config)
+                if not (_FP8_WO_A_GEMM or use_npu_arch35_mxfp8_wo_a(self.quant_config)):
+                    self.x = 1
+            """,
+            """
+            def __init__(self, quant_config):
+                self.use_npu_arch35_mxfp8_wo_a = False
+                if not _FP8_WO_A_GEMM:
+                    self.x = 1
+            """,
+        )
+
+    def test_npu_env_switches_fold(self) -> None:
+        self.assertCodemod(
+            """
+            if kvc.use_mla_backend:
+                if envs.SGLANG_NPU_ENABLE_SPARSE_KV_OFFLOAD.get() or ready:
+                    size = npu_size()
+            """,
+            """
+            if kvc.use_mla_backend:
+                if ready:
+                    size = npu_size()
+            """,
+        )
+
+    def test_asserts(self) -> None:
+        """One that holds on CUDA goes; one that fails there stays as upstream wrote it (its message is
+        the answer a CUDA user gets); a partly platform test is simplified."""
+        self.assertCodemod(
+            """
+            def check(self, x):
+                assert not _is_npu and not (
+                    _is_cpu and _cpu_has_amx_support
+                ), "not on npu"
+                assert is_npu(), "MindSpore model impl is only supported on Ascend npu."
+                assert x and not _is_npu
+            """,
+            """
+            def check(self, x):
+                assert is_npu(), "MindSpore model impl is only supported on Ascend npu."
+                assert x
+            """,
         )
 
     def test_parameters_named_like_predicates_are_not_folded(self) -> None:
@@ -513,3 +663,17 @@ def test_a_removed_architecture_test_with_side_effects_stays_without_a_finding()
     code, instance = run_transform(FoldPlatformPredicates, src, inputs)
     assert code == src
     assert instance.findings == []
+
+
+def test_a_mapping_lookup_by_key_is_pure() -> None:
+    """rules: pure_methods `get("")`: 0.5.20 weight_utils tests `hf_quant_config.get("quant_method") ==
+    "quark" and is_hip()`; a queue's `q.get()` / `q.get(block)` may have effects."""
+    from shrinker.codemods.fold_platform import Folder
+
+    folder = Folder(deepseek_inputs())
+    assert folder.pure(cst.parse_expression('hf_quant_config.get("quant_method") == "quark"'))
+    assert not folder.pure(cst.parse_expression("q.get()"))
+    assert not folder.pure(cst.parse_expression("q.get(block)"))
+    test = 'not (cfg.is_draft and hf_quant_config.get("quant_method") == "quark" and is_hip() and f(cfg))'
+    folded = folder.fold(cst.parse_expression(test))
+    assert folded.value is True and folded.pure

@@ -1,0 +1,70 @@
+"""Lines of the work tree that still name another platform (issue 17's measure, in apply.md).
+
+A line counts when its code (comments and docstrings aside) matches the platform vocabulary of the rules
+([platform.strings]: a quoted platform name, an enum member `.MHA_NPU`, a predicate or flag named for one:
+`_is_npu`, `is_gfx95_supported`, `_use_aiter`) or names a predicate rule (`*aiter*`). Comments that name a
+platform word count apart: they describe code, they do not run.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shrinker.graph.sources import python_sources
+from shrinker.rules.predicates import vocabulary_patterns
+
+
+@dataclass
+class PlatformReferences:
+    code: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, text)
+    comment_lines: int = 0
+
+    @property
+    def files(self) -> int:
+        return len({path for path, _, _ in self.code})
+
+    def to_json(self) -> dict:
+        return {"code_lines": len(self.code), "files": self.files, "comment_lines": self.comment_lines}
+
+
+def reference_pattern(rules) -> re.Pattern:
+    strings = rules.platform.strings
+    names = [p.name for p in rules.platform.predicates if p.value is False and not p.name.isupper()]
+    globs = [r"\w*".join(re.escape(part) for part in re.split(r"[*?]", n)) for n in names if "*" in n or "?" in n]
+    exact = [rf"\b{re.escape(n)}\b" for n in names if not ("*" in n or "?" in n)]
+    return re.compile("|".join(vocabulary_patterns(strings.strings, strings.families) + exact + globs))
+
+
+def platform_references(tree: Path, rules) -> PlatformReferences:
+    pattern = reference_pattern(rules)
+    words = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, rules.platform.strings.strings)), re.IGNORECASE)
+    found = PlatformReferences()
+    for rel, text in sorted(python_sources(tree)):
+        if pattern.search(text) is None and words.search(text) is None:
+            continue
+        lines = text.splitlines()
+        blank = [list(line) for line in lines]  # the code with comments and docstrings blanked out
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+                if tok.type == tokenize.COMMENT:
+                    found.comment_lines += bool(words.search(tok.string))
+                elif not (tok.type == tokenize.STRING and _docstring(tok.string)):
+                    continue
+                for row in range(tok.start[0], tok.end[0] + 1):
+                    first = tok.start[1] if row == tok.start[0] else 0
+                    last = tok.end[1] if row == tok.end[0] else len(blank[row - 1])
+                    blank[row - 1][first:last] = " " * (last - first)
+        except (tokenize.TokenError, SyntaxError):
+            continue  # verify's static check reports a file that does not parse
+        for number, chars in enumerate(blank, 1):
+            if pattern.search("".join(chars)):
+                found.code.append((rel, number, lines[number - 1].strip()))
+    return found
+
+
+def _docstring(token: str) -> bool:
+    return token.startswith(('"""', "'''", 'r"""', "r'''"))

@@ -1,0 +1,25 @@
+"""apply.md's count of code lines that still name another platform (apply/platform_references.py)."""
+
+from __future__ import annotations
+
+from shrinker.apply.platform_references import platform_references
+from shrinker.rules.load import load_rules
+
+
+def test_code_lines_count_comments_and_cuda_apart(tmp_path):
+    (tmp_path / "python/sglang").mkdir(parents=True)
+    (tmp_path / "python/sglang/a.py").write_text(
+        '"""Runs on NPU and CUDA."""\n'
+        "from sglang.srt.utils import is_cuda, is_npu\n"
+        "_is_npu = is_npu()  # Ascend\n"
+        "# on ROCm the aiter kernels are used\n"
+        "x = 1\n"
+        'if device == "npu":\n'
+        "    y = is_cuda()\n"
+        "backend = AttnForwardMethod.MHA_NPU\n"
+        "z = use_aiter_moe(layer)\n")
+    (tmp_path / "python/sglang/b.py").write_text("import torch\n")
+    refs = platform_references(tmp_path, load_rules("deepseek"))
+    assert [line for _, line, _ in refs.code] == [2, 3, 6, 8, 9]
+    assert refs.files == 1 and refs.comment_lines == 2  # "# Ascend" and the ROCm line; the docstring is no code
+    assert refs.to_json() == {"code_lines": 5, "files": 1, "comment_lines": 2}
