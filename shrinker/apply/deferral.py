@@ -86,11 +86,14 @@ def defer_dead_functions(findings: list[str], tree: Path, going: set[str] = froz
         for line, f in located:
             hits = {name for name, first, last in definitions if first <= line <= last}
             used = _USED.search(f)
-            if not hits and used:
-                # a codemod's finding counts lines before the batch's own edits: find the use by its name
+            if used:
+                # a codemod's finding counts lines before the batch's own edits: where the line now falls
+                # in a definition that does not use the name, find the use by its name
                 word = re.compile(rf"\b{re.escape(used['name'] or used['undefined'])}\b")
                 uses = [i for i, text in enumerate(source.splitlines(), 1) if word.search(text)]
-                hits = {name for name, first, last in definitions for i in uses if first <= i <= last}
+                by_name = {name for name, first, last in definitions for i in uses if first <= i <= last}
+                if by_name and not hits & by_name:
+                    hits = by_name
             if len(hits) == 1:
                 enclosing[f] = (hits.pop(), path)
     if not enclosing:

@@ -33,9 +33,12 @@ class PlatformReferences:
 
 def reference_pattern(rules) -> re.Pattern:
     strings = rules.platform.strings
-    names = [p.name for p in rules.platform.predicates if p.value is False and not p.name.isupper()]
+    predicates = [p for p in rules.platform.predicates if p.value is False and not p.name.isupper()]
+    names = [p.name for p in predicates]
     globs = [r"\w*".join(re.escape(part) for part in re.split(r"[*?]", n)) for n in names if "*" in n or "?" in n]
-    exact = [rf"\b{re.escape(n)}\b" for n in names if not ("*" in n or "?" in n)]
+    # a predicate only called (`is_cpu()`) names no platform as an attribute: `tensor.is_cpu` is torch's
+    exact = [rf"(?<!\.)\b{re.escape(p.name)}\b" if p.calls_only else rf"\b{re.escape(p.name)}\b"
+             for p in predicates if not ("*" in p.name or "?" in p.name)]
     return re.compile("|".join(vocabulary_patterns(strings.strings, strings.families) + exact + globs))
 
 

@@ -97,3 +97,14 @@ def test_a_method_called_only_on_another_platform_is_deferred(tmp_path):
     assert defer_dead_functions(findings, tmp_path)[0] == findings  # the call counts without the platform
     standing, deferred = defer_dead_functions(findings, tmp_path, table=PredicateTable(load_rules("deepseek").platform))
     assert standing == [] and "_process_npu_fp4 in python/pkg/fp8.py" in deferred[0]
+
+
+def test_a_finding_whose_line_moved_into_another_definition_is_found_by_its_name(tmp_path):
+    # the batch removed lines above the use: the finding's old line now falls inside `other`
+    (tmp_path / "python/pkg").mkdir(parents=True)
+    (tmp_path / "python/pkg/fp8.py").write_text(
+        "class M:\n    def other(self):\n        return 1\n\n    def _npu_only(self, layer):\n"
+        "        return npu_format_cast(layer)\n")
+    findings = ["[removed names still used] python/pkg/fp8.py:3: npu_format_cast from removed module m is still used"]
+    standing, deferred = defer_dead_functions(findings, tmp_path)
+    assert standing == [] and "_npu_only in python/pkg/fp8.py" in deferred[0]

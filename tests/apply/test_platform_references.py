@@ -13,7 +13,7 @@ def test_code_lines_count_comments_and_cuda_apart(tmp_path):
         "from sglang.srt.utils import is_cuda, is_npu\n"
         "_is_npu = is_npu()  # Ascend\n"
         "# on ROCm the aiter kernels are used\n"
-        "x = 1\n"
+        "x = 1 if input_.is_cpu else 2\n"
         'if device == "npu":\n'
         "    y = is_cuda()\n"
         "backend = AttnForwardMethod.MHA_NPU\n"

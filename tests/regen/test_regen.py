@@ -297,3 +297,17 @@ def test_another_familys_model_built_on_kept_code_is_decided_and_a_draft_follows
     assert [q.split(" is removed")[0] for q in questions] == ["models: V9Draft"]
     assert any(d.startswith("models: Glm5Next removed") and "named for another model family" in d for d in decided)
     assert any(d.startswith("models: KimiK3NextN removed") and "the draft model of KimiK3" in d for d in decided)
+
+
+def test_the_removed_share_comes_from_the_line_counts(tmp_path, monkeypatch):
+    # apply.json's fraction has 4 digits: 0.62849 is stored 0.6285, which a percentage shows as 62.9 %
+    from shrinker.regen.run import _removed_fraction
+
+    monkeypatch.setenv("SHRINK_ROOT", str(tmp_path))
+    report = tmp_path / "reports/deepseek/v9.9.9"
+    report.mkdir(parents=True)
+    report.joinpath("apply.json").write_text(json.dumps({"totals": {
+        "upstream_python_lines": 100000, "removed_lines": 62849, "removed_fraction": 0.6285}}))
+    assert f"{100 * _removed_fraction('deepseek', '9.9.9'):.1f}" == "62.8"
+    report.joinpath("apply.json").write_text("{}")
+    assert _removed_fraction("deepseek", "9.9.9") is None
