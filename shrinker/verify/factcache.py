@@ -18,6 +18,7 @@ import pyflakes
 
 from shrinker import paths
 from shrinker.console import progress
+from shrinker.graph.cache import FileMemo
 from shrinker.verify import facts as facts_mod
 from shrinker.verify.facts import FileFacts, extract
 from shrinker.verify.tree import SourceTree, content_hash
@@ -33,11 +34,19 @@ def cache_file(internal: frozenset[str]) -> Path:
     return paths.cache_dir() / "verify" / f"facts-{_version(internal)}.json"
 
 
+_LOADED = FileMemo()  # apply's gates read the facts of both trees after every batch
+
+
 def _load(path: Path) -> dict[str, dict]:
+    known = _LOADED.get(path)
+    if known is not None:
+        return known
     try:
-        return json.loads(path.read_text())
+        data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
+    _LOADED.remember(path, data)
+    return data
 
 
 def _save(path: Path, data: dict[str, dict]) -> None:
@@ -46,6 +55,7 @@ def _save(path: Path, data: dict[str, dict]) -> None:
     with os.fdopen(fd, "w") as f:
         json.dump(data, f, separators=(",", ":"))
     os.replace(tmp, path)
+    _LOADED.remember(path, data)
 
 
 def _extract_batch(items: list[tuple[bytes, str, bool]], internal: frozenset[str]) -> list[dict]:
