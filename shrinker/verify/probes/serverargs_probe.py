@@ -3,7 +3,7 @@
     python serverargs_probe.py SPEC.json OUT.json
 
 SPEC: {"target": "module:Class", "model_dir": path holding config.json, "kwargs": {...},
-       "pretend": a pretend_cuda spec or null}.
+       "pretend": a pretend_cuda spec or null}. A record with `resolve_once()` (0.5.20) is resolved by it.
 
 ServerArgs resolves its defaults for the device it finds. On this CPU machine it would take the CPU
 path, which a CUDA-only tree drops on purpose; with "pretend" set, everything (imports included)
@@ -33,6 +33,17 @@ def _plain(value):
     return repr(value)
 
 
+def field_names(args) -> list[str]:
+    """A dataclass's fields (to 0.5.19), or a msgspec Struct's public ones (0.5.20's ServerArgs is
+    assembled with msgspec.defstruct; its `_`-fields are resolution bookkeeping)."""
+    if dataclasses.is_dataclass(args):
+        return [f.name for f in dataclasses.fields(args)]
+    names = getattr(type(args), "__struct_fields__", None)
+    if names is None:
+        raise TypeError(f"{type(args).__name__} is neither a dataclass nor a msgspec Struct")
+    return [n for n in names if not n.startswith("_")]
+
+
 def main() -> None:
     spec = json.loads(open(sys.argv[1]).read())
     result: dict = {"fields": {}, "error": ""}
@@ -44,8 +55,11 @@ def main() -> None:
         module, _, attr = spec["target"].partition(":")
         cls = getattr(importlib.import_module(module), attr)
         args = cls(model_path=spec["model_dir"], **spec.get("kwargs", {}))
-        for f in dataclasses.fields(args):
-            result["fields"][f.name] = _plain(getattr(args, f.name))
+        resolve = getattr(args, "resolve_once", None)
+        if callable(resolve):  # from 0.5.20 construction leaves the record raw; this call resolves it
+            resolve()
+        for name in field_names(args):
+            result["fields"][name] = _plain(getattr(args, name))
     except BaseException as exc:
         lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
         result["error"] = "\n".join("".join(lines).rstrip().splitlines()[-8:])
