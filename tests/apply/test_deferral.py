@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from shrinker.apply.deferral import defer_dead_functions
+from shrinker.rules.load import load_rules
+from shrinker.rules.predicates import PredicateTable
+
+
+@lru_cache(maxsize=1)
+def cuda_table() -> PredicateTable:
+    return PredicateTable(load_rules("deepseek").platform)
+
+
+def write_module(tmp_path, name: str, text: str) -> None:
+    (tmp_path / "python/pkg").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "python/pkg" / name).write_text(text)
 
 COMMON = '''import os
 
@@ -19,8 +33,7 @@ def used(x):
 
 
 def test_findings_in_an_unreferenced_function_are_deferred_the_rest_stand(tmp_path):
-    (tmp_path / "python/pkg").mkdir(parents=True)
-    (tmp_path / "python/pkg/common.py").write_text(COMMON)
+    write_module(tmp_path, "common.py", COMMON)
     (tmp_path / "python/pkg/server.py").write_text("from pkg.common import used\n")
     findings = [
         "[removed names still used] python/pkg/common.py:5: is_audio_container from removed module m is still used",
@@ -40,9 +53,7 @@ def test_findings_in_an_unreferenced_function_are_deferred_the_rest_stand(tmp_pa
 
 def test_findings_in_a_module_level_table_nothing_reads_are_deferred(tmp_path):
     # 0.5.18 quantization/__init__: CPU_QUANTIZATION_METHODS names the removed AutoRoundConfig; nothing reads it
-    (tmp_path / "python/pkg").mkdir(parents=True)
-    (tmp_path / "python/pkg/quant.py").write_text(
-        'BASE = {"fp8": Fp8Config}\n\nCPU_METHODS = {\n    "fp8": Fp8Config,\n    "auto-round": AutoRoundConfig,\n}\n'
+    write_module(tmp_path, "quant.py", 'BASE = {"fp8": Fp8Config}\n\nCPU_METHODS = {\n    "fp8": Fp8Config,\n    "auto-round": AutoRoundConfig,\n}\n'
         "\n\ndef get(name):\n    return BASE[name]\n")
     findings = ["[undefined_names] python/pkg/quant.py:5 undefined name 'AutoRoundConfig' (UndefinedName)",
                 "[undefined_names] python/pkg/quant.py:1 undefined name 'Fp8Config' (UndefinedName)"]
@@ -54,56 +65,39 @@ def test_findings_in_a_module_level_table_nothing_reads_are_deferred(tmp_path):
 
 def test_a_read_only_on_another_platform_keeps_nothing_alive(tmp_path):
     # 0.5.18: CPU_QUANTIZATION_METHODS is read only under `if is_cpu() and cpu_has_amx_support():`
-    from shrinker.rules.load import load_rules
-    from shrinker.rules.predicates import PredicateTable
-
-    (tmp_path / "python/pkg").mkdir(parents=True)
-    (tmp_path / "python/pkg/quant.py").write_text(
-        'CPU_METHODS = {\n    "auto-round": AutoRoundConfig,\n}\n\n\ndef get(name):\n'
+    write_module(tmp_path, "quant.py", 'CPU_METHODS = {\n    "auto-round": AutoRoundConfig,\n}\n\n\ndef get(name):\n'
         "    if is_cpu() and cpu_has_amx_support():\n        return CPU_METHODS[name]\n    return None\n")
     findings = ["[undefined_names] python/pkg/quant.py:2 undefined name 'AutoRoundConfig' (UndefinedName)"]
     assert defer_dead_functions(findings, tmp_path)[0] == findings  # without the platform: the read counts
-    standing, deferred = defer_dead_functions(findings, tmp_path, table=PredicateTable(load_rules("deepseek").platform))
+    standing, deferred = defer_dead_functions(findings, tmp_path, table=cuda_table())
     assert standing == [] and "CPU_METHODS in python/pkg/quant.py" in deferred[0]
 
 
 def test_a_codemod_finding_counted_before_the_batch_edits_is_found_by_its_name(tmp_path):
     # remove_dead_imports reports lines of the file it was given; the gate reads the edited file
-    from shrinker.rules.load import load_rules
-    from shrinker.rules.predicates import PredicateTable
-
-    (tmp_path / "python/pkg").mkdir(parents=True)
-    (tmp_path / "python/pkg/quant.py").write_text(
-        'CPU_METHODS = {\n    "auto-round": AutoRoundConfig,\n}\n\n\ndef get(name):\n'
+    write_module(tmp_path, "quant.py", 'CPU_METHODS = {\n    "auto-round": AutoRoundConfig,\n}\n\n\ndef get(name):\n'
         "    if is_cpu():\n        return CPU_METHODS[name]\n    return None\n")
     findings = ["[removed names still used] python/pkg/quant.py:4: AutoRoundConfig from removed module "
                 "pkg.auto_round is still used"]
-    standing, deferred = defer_dead_functions(findings, tmp_path, table=PredicateTable(load_rules("deepseek").platform))
+    standing, deferred = defer_dead_functions(findings, tmp_path, table=cuda_table())
     assert standing == [] and "CPU_METHODS in python/pkg/quant.py" in deferred[0]
 
 
 def test_a_method_called_only_on_another_platform_is_deferred(tmp_path):
     # 0.5.20 fp8.py: Fp8MoEMethod._process_npu_fp4_expert_weights imports NPU helpers; its one call sits
     # under `if _is_npu:`, which the platform batch removes
-    from shrinker.rules.load import load_rules
-    from shrinker.rules.predicates import PredicateTable
-
-    (tmp_path / "python/pkg").mkdir(parents=True)
-    (tmp_path / "python/pkg/fp8.py").write_text(
-        "class Fp8MoEMethod:\n    def process(self, layer):\n        if _is_npu:\n"
+    write_module(tmp_path, "fp8.py", "class Fp8MoEMethod:\n    def process(self, layer):\n        if _is_npu:\n"
         "            self._process_npu_fp4(layer)\n\n    def _process_npu_fp4(self, layer):\n"
         "        return npu_format_cast(layer)\n")
     findings = ["[undefined_names] python/pkg/fp8.py:7 undefined name 'npu_format_cast' (UndefinedName)"]
     assert defer_dead_functions(findings, tmp_path)[0] == findings  # the call counts without the platform
-    standing, deferred = defer_dead_functions(findings, tmp_path, table=PredicateTable(load_rules("deepseek").platform))
+    standing, deferred = defer_dead_functions(findings, tmp_path, table=cuda_table())
     assert standing == [] and "_process_npu_fp4 in python/pkg/fp8.py" in deferred[0]
 
 
 def test_a_finding_whose_line_moved_into_another_definition_is_found_by_its_name(tmp_path):
     # the batch removed lines above the use: the finding's old line now falls inside `other`
-    (tmp_path / "python/pkg").mkdir(parents=True)
-    (tmp_path / "python/pkg/fp8.py").write_text(
-        "class M:\n    def other(self):\n        return 1\n\n    def _npu_only(self, layer):\n"
+    write_module(tmp_path, "fp8.py", "class M:\n    def other(self):\n        return 1\n\n    def _npu_only(self, layer):\n"
         "        return npu_format_cast(layer)\n")
     findings = ["[removed names still used] python/pkg/fp8.py:3: npu_format_cast from removed module m is still used"]
     standing, deferred = defer_dead_functions(findings, tmp_path)
