@@ -132,8 +132,11 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         super().__init__(context, inputs)
         self._setup_folding(inputs)
         self._elifs: set[int] = set()
-        self._wrapped: set[int] = set()
-        self._terminators: set[int] = set()  # inlined statements that always leave their block
+        # Nodes this transform made, by id; the dicts hold the nodes too, so no id is reused by a node
+        # made later while the transform runs (a freed node's address can be, and then the answer would
+        # depend on memory layout).
+        self._wrapped: dict[int, cst.CSTNode] = {}
+        self._terminators: dict[int, cst.CSTNode] = {}  # inlined statements that always leave their block
         self._packages = frozenset(inputs.rules.platform.packages)
         # (kept Try node, original node, message): reported only if the Try survives the whole visit
         # (a kept try-import inside `if _is_hip:` goes with its branch: nothing to report then).
@@ -217,7 +220,7 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
                      *(header_comment(tail.body) if tail is not None else [])]
             statements = with_leading_lines([*bindings, *body], lines)
             if _terminates(statements[-1]):
-                self._terminators.add(id(statements[-1]))
+                self._terminators[id(statements[-1])] = statements[-1]
             return cst.FlattenSentinel(statements)
 
         # Rebuild the chain from the kept branches; the first becomes the `if`.
@@ -287,7 +290,7 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         self.count("ternaries_decided")
         new = swap_expression(updated_node, updated_node.body if value else updated_node.orelse)
         if new.lpar and not (updated_node.body if value else updated_node.orelse).lpar:
-            self._wrapped.add(id(new))  # parentheses moved from the ternary: maybe redundant now
+            self._wrapped[id(new)] = new  # parentheses moved from the ternary: maybe redundant now
         return new
 
     # -- a predicate called for nothing ------------------------------------------------------------

@@ -6,7 +6,7 @@ from shrinker.codemods.dead_branches import RemoveDeadBranches
 from shrinker.codemods.inputs import CodemodInputs, Removed
 from shrinker.rules.load import load_rules
 from shrinker.rules.schema import FixedParameter
-from tests.codemods.helpers import PlatformCodemodTest
+from tests.codemods.helpers import PlatformCodemodTest, deepseek_inputs, run_transform
 
 
 def fixed_parameter_inputs() -> CodemodInputs:
@@ -504,6 +504,28 @@ def removed_architecture_inputs() -> CodemodInputs:
     """The deepseek rules with Qwen2/Llama removed by the model registry (as the plan records it)."""
     keys = {"models": frozenset({"Qwen2ForCausalLM", "LlamaForCausalLM"})}
     return CodemodInputs(rules=load_rules("deepseek"), removed=Removed(registry_keys=keys))
+
+
+def test_a_decided_ternary_unwraps_only_itself() -> None:
+    """0.5.16 deepep.py: `**(dict(topk_weights=w) if _is_npu else dict())` becomes `**dict()`; the
+    parenthesised call the assignment holds keeps its parentheses. The transform once tracked the nodes
+    it wrapped by id alone: a node made later could take a freed node's id, and then whether the call
+    lost its parentheses depended on memory layout. Repeated so that a reused id would show."""
+    before = (
+        "def f(self, buffer, w):\n"
+        "    a, b = (\n"
+        "        buffer.low_latency_dispatch(\n"
+        "            w,\n"
+        "            **(dict(topk_weights=w) if _is_npu else dict()),\n"
+        "            **(dict(use_nvfp4=True) if self.use_nvfp4 else dict()),\n"
+        "        )\n"
+        "    )\n"
+        "    return a\n"
+    )
+    expected = before.replace("**(dict(topk_weights=w) if _is_npu else dict())", "**dict()")
+    for _ in range(20):
+        out, _ = run_transform(RemoveDeadBranches, before, deepseek_inputs())
+        assert out == expected
 
 
 class TestRemovedArchitectures(PlatformCodemodTest):
