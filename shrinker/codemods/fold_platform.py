@@ -43,9 +43,10 @@ from shrinker.codemods.inputs import CodemodInputs
 from shrinker.rules.predicates import (architecture_compare, combine, env_flag_name, never_compare,
                                        platform_attribute_probe, platform_name, vocabulary_patterns)
 
-# Python builtins (and os env readers) whose calls have no side effects worth keeping.
+# Python builtins (and os env readers) whose calls have no side effects worth keeping; `frozenset` of
+# pure arguments builds a value (0.5.21's kernel records: `capabilities=frozenset({Capability.CUDA})`).
 _PURE_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "callable", "len", "bool",
-                         "str", "int", "float", "type", "getenv"})
+                         "str", "int", "float", "type", "getenv", "frozenset"})
 _BOOL_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "callable", "bool"})
 _LITERALS = (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)
 

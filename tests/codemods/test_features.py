@@ -395,6 +395,29 @@ class TestFeatureRegistrations(PlatformCodemodTest):
             inputs=inputs,
         )
 
+    def test_kernel_record_with_inline_frozenset_capabilities_goes(self) -> None:
+        # 0.5.21's kernels/ops/mamba/__init__.py: the Qwen4 short-conv records build their capabilities inline
+        inputs = _inputs_removing("sglang.kernels.ops.mamba.qwen4_short_conv")
+        self.assertCodemod(
+            """
+            register_kernel(
+                KernelSpec(
+                    op="mamba.fused_qwen4_short_conv_state",
+                    backend=KernelBackend.TRITON,
+                    target="sglang.kernels.ops.mamba.qwen4_short_conv:fused_qwen4_short_conv_state",
+                    capabilities=frozenset({CapabilityRequirement.CUDA}),
+                )
+            )
+            register_kernel(KernelSpec(op="m.keep", target="sglang.kernels.ops.mamba.transfer_mamba:run",
+                                       capabilities=frozenset(compute_caps())))
+            """,
+            """
+            register_kernel(KernelSpec(op="m.keep", target="sglang.kernels.ops.mamba.transfer_mamba:run",
+                                       capabilities=frozenset(compute_caps())))
+            """,
+            inputs=inputs,
+        )
+
     def test_kernel_record_built_by_an_undeclared_call_stays(self) -> None:
         self.assertUnchanged(
             """
