@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shrinker.graph.sources import python_sources
+from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.predicates import vocabulary_patterns
 
 
@@ -34,11 +35,10 @@ class PlatformReferences:
 def reference_pattern(rules) -> re.Pattern:
     strings = rules.platform.strings
     predicates = [p for p in rules.platform.predicates if p.value is False and not p.name.isupper()]
-    names = [p.name for p in predicates]
-    globs = [r"\w*".join(re.escape(part) for part in re.split(r"[*?]", n)) for n in names if "*" in n or "?" in n]
+    globs = [name_glob_regex(p.name) for p in predicates if any(c in p.name for c in "*?[")]
     # a predicate only called (`is_cpu()`) names no platform as an attribute: `tensor.is_cpu` is torch's
     exact = [rf"(?<!\.)\b{re.escape(p.name)}\b" if p.calls_only else rf"\b{re.escape(p.name)}\b"
-             for p in predicates if not ("*" in p.name or "?" in p.name)]
+             for p in predicates if not any(c in p.name for c in "*?[")]
     return re.compile("|".join(vocabulary_patterns(strings.strings, strings.families) + exact + globs))
 
 

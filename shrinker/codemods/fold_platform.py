@@ -40,6 +40,7 @@ import libcst.helpers
 from shrinker.codemods.base import ShrinkCodemod, constant, node_lines, spaced, swap_expression
 from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
+from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.predicates import (architecture_compare, combine, env_flag_name, never_compare,
                                        platform_attribute_probe, platform_name, vocabulary_patterns)
 
@@ -579,10 +580,7 @@ class PredicateScope:
 def _trigger_regex(names: tuple[str, ...], strings: tuple[str, ...], families: tuple[str, ...] = ()) -> re.Pattern:
     parts = []
     for name in names:
-        if any(c in name for c in "*?["):
-            parts.append(r"\w*".join(re.escape(p) for p in re.split(r"[*?]|\[[^]]*\]", name)))
-        else:
-            parts.append(re.escape(name))
+        parts.append(name_glob_regex(name))
     return re.compile("|".join(parts + vocabulary_patterns(strings, families)))
 
 

@@ -22,3 +22,10 @@ def _pattern_regex(pattern: str) -> re.Pattern:
 def pattern_matches(pattern: str, module: str) -> bool:
     """Dotted patterns: `*` is one part, `**` any number of parts, a trailing `.**` the module and its subtree."""
     return bool(_pattern_regex(pattern).match(module))
+
+
+def name_glob_regex(name: str) -> str:
+    """A predicate name's glob (`*aiter*`, `is_gfx9[45]*`) as a regex fragment matching it inside code
+    text: each wildcard or class becomes `\\w*`; a plain name is itself, escaped."""
+    return r"\w*".join(re.escape(part) for part in re.split(r"[*?]|\[[^]]*\]", name))
+
