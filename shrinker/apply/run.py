@@ -57,19 +57,29 @@ def python_lines(tree: Path) -> int:
     return sum(count_lines(text) for _, text in python_sources(tree))
 
 
-def platform_classes_by_module(tree: Path, rules) -> dict[str, frozenset[str]]:
-    """Kept module -> the classes in it that rules.platform.classes names (text scan of the tree)."""
+def batch_class_globs(rules, batch: dict) -> list[str]:
+    """The class globs the batch's class codemods remove: rules.platform.classes in a platform batch
+    (remove_platform_classes), [[features]].classes in a features batch (remove_feature_classes)."""
+    names = {e["name"] for e in batch["codemods"]}
+    globs = list(rules.platform.classes) if "remove_platform_classes" in names else []
+    if "remove_feature_classes" in names:
+        globs += [c for f in rules.features for c in f.classes]
+    return globs
+
+
+def platform_classes_by_module(tree: Path, globs: list[str]) -> dict[str, frozenset[str]]:
+    """Kept module -> the module-level classes in it that `globs` names (text scan of the tree)."""
     from shrinker.codemods.platform_classes import platform_classes_defined
     from shrinker.rules.predicates import MethodNames
 
-    if not rules.platform.classes:
+    if not globs:
         return {}
-    names = MethodNames(list(rules.platform.classes))
+    names = MethodNames(globs)
     found = ((rel, platform_classes_defined(text, names)) for rel, text in python_sources(tree))
     return {module_of(rel): frozenset(classes) for rel, classes in found if classes}
 
 
-def _removed_through(plan: dict, number: int, tree: Path, platform_rules=None) -> Removed:
+def _removed_through(plan: dict, number: int, tree: Path, class_globs: list[str] = ()) -> Removed:
     """What batches 1..number remove, with the cross-file facts the codemods read."""
     from shrinker.codemods.removed_imports import lost_names_from_facts
     from shrinker.codemods.unused_names import imported_names_from_facts
@@ -80,8 +90,8 @@ def _removed_through(plan: dict, number: int, tree: Path, platform_rules=None) -
     keys = {k: frozenset(v) for k, v in plan.get("removed_registry_keys", {}).items()}
     removed = Removed(modules=frozenset(modules), registry_keys=keys)
     facts = list(build_graph(tree).facts.values())  # cached: only files edited so far re-parse
-    # a platform batch (platform_rules given): remove_platform_classes drops these classes, importers follow
-    seed = platform_classes_by_module(tree, platform_rules) if platform_rules is not None else {}
+    # the batch's class codemods drop these classes (batch_class_globs); their importers follow
+    seed = platform_classes_by_module(tree, list(class_globs))
     removed.names = lost_names_from_facts(facts, removed, seed)
     removed.imported = imported_names_from_facts(facts, removed)
     return removed
@@ -183,8 +193,7 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
         if target.exists():
             target.unlink()
             outcome.files_deleted += 1
-    platform_batch = any(e["name"] == "remove_platform_classes" for e in batch["codemods"])
-    removed = _removed_through(plan, number, tree, rules if platform_batch else None)
+    removed = _removed_through(plan, number, tree, batch_class_globs(rules, batch))
     methods = method_definitions(tree)
     inputs = CodemodInputs(rules=rules, removed=removed, defined_methods=frozenset(methods),
                            shared_methods=frozenset(n for n, c in methods.items() if c > 1),

@@ -33,6 +33,10 @@ def class_names(inputs: CodemodInputs) -> MethodNames:
     return MethodNames(list(inputs.rules.platform.classes))
 
 
+def feature_class_names(inputs: CodemodInputs) -> MethodNames:
+    return MethodNames([c for f in inputs.rules.features for c in f.classes])
+
+
 _CLASS_DEF = re.compile(r"^class[ \t]+(\w+)", re.MULTILINE)
 
 
@@ -47,14 +51,19 @@ class RemovePlatformClasses(ShrinkCodemod):
     NAME = "remove_platform_classes"
     DESCRIPTION = "remove classes named by rules.platform.classes (AWQAscendMoEScheme) from shared modules"
 
+    @staticmethod
+    def names_of(inputs: CodemodInputs) -> MethodNames:
+        return class_names(inputs)
+
     def __init__(self, context, inputs: CodemodInputs) -> None:
-        self.names = class_names(inputs)  # before super(): prune_pattern() reads it
+        self.names = self.names_of(inputs)  # before super(): prune_pattern() reads it
         self.removed: set[str] = set()
         super().__init__(context, inputs)
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
-        return bool(inputs.rules.platform.classes) and class_names(inputs).regex().search(source) is not None
+        names = cls.names_of(inputs)
+        return bool(names.exact or names.globs) and names.regex().search(source) is not None
 
     def prune_pattern(self) -> Optional[re.Pattern]:
         return self.names.regex()
@@ -103,3 +112,15 @@ class RemovePlatformClasses(ShrinkCodemod):
             return updated_node
         self.count("entries_removed")
         return result
+
+
+class RemoveFeatureClasses(RemovePlatformClasses):
+    """The same for a product decision: classes that serve a cut feature alone ([[features]].classes:
+    0.5.21's VisionFlash4Attention, the vision tower's FA4 path, and its QKV_BACKEND_IMPL entry)."""
+
+    NAME = "remove_feature_classes"
+    DESCRIPTION = "remove classes named by [[features]].classes (VisionFlash4Attention) from kept modules"
+
+    @staticmethod
+    def names_of(inputs: CodemodInputs) -> MethodNames:
+        return feature_class_names(inputs)

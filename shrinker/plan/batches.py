@@ -80,6 +80,7 @@ def _feature_pattern(rules: Rules) -> re.Pattern:
         words += [re.escape(p.name).replace(r"\*", r"\w*") for p in feature.predicates]
         words += [re.escape(n) for n in (*(v.name for v in feature.values), *feature.calls,
                                          *(c.name for c in feature.constants))]
+        words += [re.escape(c).replace(r"\*", r"\w*") for c in feature.classes]
     return re.compile(rf"\b(?:{'|'.join(words)})\b" if words else r"(?!)")
 
 
@@ -143,7 +144,8 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
                 # Kept files that import a module this batch deletes.
                 files = sorted({g.module_path[u] for m, idx in deleted_in.items() if idx == i
                                 for u, _ in g.importers(m) if u in reach.kept and g.module_path.get(u)})
-            elif codemod in ("fold_platform", "fold_features", "remove_platform_methods", "remove_platform_classes"):
+            elif codemod in ("fold_platform", "fold_features", "remove_platform_methods", "remove_platform_classes",
+                             "remove_feature_classes"):
                 # a features batch folds the feature decisions: the files that name one
                 wanted = feature_re if spec.features else platform_re
                 files = sorted(g.module_path[m] for m in kept_modules
@@ -160,6 +162,7 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
         # import inside a per-platform method or class goes with it (0.5.19's AWQAscendMoEScheme,
         # whose NPU kernels an earlier batch deletes): that codemod runs on the file in this batch too.
         fold = "fold_features" if spec.features else "fold_platform"
+        classes = "remove_feature_classes" if spec.features else "remove_platform_classes"
         early: dict[str, set[str]] = {}
         for (u, m), why in reach.dead_edges.items():
             if (why.code in ("platform_guard", "feature_guard", "architecture_guard") and deleted_in.get(m) == i
@@ -167,14 +170,14 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
                 early.setdefault(fold, set()).add(g.module_path[u])
                 if why.codemod:
                     early.setdefault(why.codemod, set()).add(g.module_path[u])
-        for name in ("remove_platform_methods", fold, "remove_platform_classes"):  # prepended: classes first
+        for name in ("remove_platform_methods", fold, classes):  # prepended: classes first
             if early.get(name) and name not in targets:
                 targets = {name: sorted(early[name]), **targets}
         if fold in spec.codemods and "remove_dead_imports" in targets:
             # an importer of a removed platform module may test it (`isinstance(cfg, ModelSlimConfig)`):
             # the folding that drops such tests runs on it too
             extra = set(targets["remove_dead_imports"])
-            for name in ("remove_platform_classes", fold, "remove_platform_methods"):
+            for name in (classes, fold, "remove_platform_methods"):
                 if name in targets:
                     targets[name] = sorted(set(targets[name]) | extra)
         if "remove_unused_names" in spec.codemods:

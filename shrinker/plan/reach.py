@@ -37,7 +37,7 @@ class DeadReason:
     text: str
     registry: str = ""
     # the codemod that removes the code holding the import, where not a guard's fold
-    # (remove_platform_methods, remove_platform_classes)
+    # (remove_platform_methods, remove_platform_classes, remove_feature_classes)
     codemod: str = ""
 
 
@@ -66,6 +66,14 @@ def _cached_names(rules: Rules, field: str) -> MethodNames:
     if cached is None:
         cached = MethodNames(list(getattr(rules.platform, field)))
         object.__setattr__(rules, key, cached)
+    return cached
+
+
+def _feature_class_names(rules: Rules) -> MethodNames:
+    cached = getattr(rules, "_feature_classes_names", None)
+    if cached is None:
+        cached = MethodNames([c for f in rules.features for c in f.classes])
+        object.__setattr__(rules, "_feature_classes_names", cached)
     return cached
 
 
@@ -112,6 +120,12 @@ def record_dead(record: dict, importer: str, view: RegistryView, table: Predicat
     for guard in record.get("guards", []):
         if evaluate_source(guard, table) is False:
             return DeadReason("platform_guard", f"only under `if {guard}` (False on CUDA)")
+    if features is not None:
+        classes = _feature_class_names(rules)
+        for part in function.split("."):
+            if part in classes:
+                return DeadReason("feature_guard", f"only inside class {part}, which serves a feature rules.features cut",
+                                  codemod="remove_feature_classes")
     for guard in record.get("guards", []) if features is not None else ():
         if evaluate_source(guard, features, importer) is False:
             return DeadReason("feature_guard", f"only under `if {guard}` (False without the features rules.features cut)")

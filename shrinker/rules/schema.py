@@ -141,6 +141,10 @@ class Feature(_Strict):
                              description="Functions of removed feature modules that only set the feature up: "
                                          "a statement that is just a call of one (pure arguments) goes.")
     constants: list[FeatureConstant] = Field(default_factory=list)
+    classes: list[str] = Field(default_factory=list,
+                               description="Classes (globs) of kept modules that serve the feature alone: removed "
+                                           "with their table entries (remove_feature_classes), as "
+                                           "platform.classes are.")
 
 
 class Registry(_Strict):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shrinker.apply.run import platform_classes_by_module, method_definitions, python_lines
+from shrinker.apply.run import batch_class_globs, method_definitions, platform_classes_by_module, python_lines
 from shrinker.rules.load import load_rules
 
 
@@ -19,8 +19,16 @@ def _tree(tmp_path):
 
 def test_platform_classes_by_module(tmp_path) -> None:
     tree = _tree(tmp_path)
-    assert platform_classes_by_module(tree, load_rules("deepseek")) == {
-        "sglang.srt.schemes": frozenset({"AWQAscendMoEScheme"})}
+    rules = load_rules("deepseek")
+    platform = batch_class_globs(rules, {"codemods": [{"name": "remove_platform_classes"}]})
+    assert platform_classes_by_module(tree, platform) == {"sglang.srt.schemes": frozenset({"AWQAscendMoEScheme"})}
+
+
+def test_a_batch_removes_the_classes_of_its_own_class_codemods() -> None:
+    rules = load_rules("deepseek")
+    features = batch_class_globs(rules, {"codemods": [{"name": "remove_feature_classes"}]})
+    assert "VisionFlash4Attention" in features and not set(features) & set(rules.platform.classes)
+    assert batch_class_globs(rules, {"codemods": [{"name": "fold_features"}]}) == []
 
 
 def test_method_definitions_and_lines(tmp_path) -> None:

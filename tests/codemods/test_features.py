@@ -503,3 +503,50 @@ def test_fold_features_implies_dead_branches_only() -> None:
 
     assert resolve_codemods(["fold_features", "remove_dead_imports", "remove_unused_names"]) == [
         "fold_features", "remove_dead_branches", "remove_dead_imports", "remove_unused_names"]
+
+
+VISION_0_5_21 = '''\
+if _is_cuda:
+    from sglang.kernels.ops.attention.flash_attention import flash_attn_varlen_func
+
+    def flash_attn_func(*args, ver: int = 3, **kwargs):
+        if ver == 4:
+            from sglang.kernels.ops.attention.flash_attention_v4 import (
+                flash_attn_varlen_func as flash_attn_varlen_func_fa4,
+            )
+
+            return flash_attn_varlen_func_fa4(*args, **kwargs)
+        return flash_attn_varlen_func(*args, **kwargs)
+
+
+class VisionFlash3Attention(nn.Module):
+    def forward(self, q, k, v, **fa_kwargs):
+        return flash_attn_func(q, k, v, **fa_kwargs)
+
+
+class VisionFlash4Attention(nn.Module):
+    def forward(self, q, k, v, cu_seqlens):
+        return flash_attn_func(q, k, v, cu_seqlens_q=cu_seqlens, ver=4)
+
+
+QKV_BACKEND_IMPL = {
+    "fa3": VisionFlash3Attention,
+    "fa4": VisionFlash4Attention,  # Blackwell's default
+}
+'''
+
+
+@pytest.mark.parametrize("module, folds", [("sglang.srt.layers.attention.vision", True),
+                                           ("sglang.srt.layers.attention.other", False)])
+def test_fa4_vision_class_goes_and_its_ver_branch_folds_in_its_module_only(module: str, folds: bool) -> None:
+    """0.5.21's vision tower (kept: DeepSeek V4's model file imports V4.1's ViT): VisionFlash4Attention
+    is the only caller passing ver=4, so with it gone `ver == 4` folds there, and the FA4 import with it."""
+    codemods = ["remove_feature_classes", "fold_features"]
+    result = transform_source(VISION_0_5_21, path="vision.py", module=module, inputs=feature_inputs(),
+                              codemods=codemods)
+    assert result.status == "success", result.error
+    assert "VisionFlash4Attention" not in result.code and '"fa4"' not in result.code
+    assert "class VisionFlash3Attention" in result.code and '"fa3": VisionFlash3Attention' in result.code
+    assert ("flash_attention_v4" not in result.code) is folds
+    again = transform_source(result.code, path="vision.py", module=module, inputs=feature_inputs(), codemods=codemods)
+    assert again.status == "skip"
