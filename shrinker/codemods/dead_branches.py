@@ -141,6 +141,8 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         # (kept Try node, original node, message): reported only if the Try survives the whole visit
         # (a kept try-import inside `if _is_hip:` goes with its branch: nothing to report then).
         self._try_findings: list[tuple[cst.Try, cst.Try, str]] = []
+        # (kept test, original node, message): a test kept for its side effects, reported if it survives
+        self._test_findings: list[tuple[cst.BaseExpression, cst.CSTNode, str]] = []
         self._scopes: list[cst.FunctionDef] = []  # enclosing functions (original nodes)
 
     @classmethod
@@ -164,8 +166,9 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         if folded.value is not None and folded.pure:
             return folded.value
         if folded.node is test:  # a predicate next to an operand that must be evaluated
-            self.report(where, "platform test kept: an operand may have side effects: "
-                               + cst.Module([]).code_for_node(test).strip())
+            # reported only if the test survives the visit: inside `elif _is_hip:` it goes with its branch
+            self._test_findings.append((test, where, "platform test kept: an operand may have side effects: "
+                                        + cst.Module([]).code_for_node(test).strip()))
         return None
 
     # -- if / elif / else ----------------------------------------------------------------------
@@ -397,6 +400,11 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
             alive = {id(n) for n in _walk(result, into_functions=False)}
             for kept, original, message in self._try_findings:
                 if id(kept) in alive:  # module level and surviving: a function-level one runs as upstream's
+                    self.report(original, message)
+        if self._test_findings:
+            alive = {id(n) for n in _walk(result)}
+            for test, original, message in self._test_findings:
+                if id(test) in alive:
                     self.report(original, message)
         return result
 

@@ -483,6 +483,29 @@ class TestDeadBranches(PlatformCodemodTest):
             findings=["platform test kept: an operand may have side effects"],
         )
 
+    def test_side_effect_test_in_a_dead_branch_goes_unreported(self) -> None:
+        """0.5.21's vision backend choice: the ROCm branch holds `capability() >= (9, 4) and _use_aiter`,
+        undecidable alone, but `elif is_cuda():` before it holds, so the branch (and its test) goes."""
+        self.assertCodemod(
+            """
+            def choose():
+                if is_cuda():
+                    backend = "fa3"
+                elif _is_hip:
+                    if get_device_capability() >= (9, 4) and _is_hip:
+                        backend = "aiter_attn"
+                    else:
+                        backend = "triton_attn"
+                return backend
+            """,
+            """
+            def choose():
+                backend = "fa3"
+                return backend
+            """,
+            findings=[],
+        )
+
     def test_untouched_shapes(self) -> None:
         self.assertUnchanged(
             """
