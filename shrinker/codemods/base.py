@@ -61,6 +61,7 @@ class ShrinkCodemod(ContextAwareTransformer):
         self.findings: list[str] = []
         self._pending: list[tuple[Optional[cst.CSTNode], str]] = []
         self._prune = self.prune_pattern()
+        self._prune_index: Optional[_PruneIndex] = None
 
     def prune_pattern(self) -> Optional[re.Pattern]:
         """A regex every statement/function/class this codemod may change matches (None: visit all)."""
@@ -70,7 +71,9 @@ class ShrinkCodemod(ContextAwareTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         result = cst.CSTTransformer.on_visit(self, node)
         if result and self._prune is not None and isinstance(node, _PRUNABLE):
-            return self._prune.search(self.module.code_for_node(node)) is not None
+            if self._prune_index is None or self._prune_index.module is not self.module:
+                self._prune_index = _PruneIndex(self.module, self._prune)
+            return self._prune_index.matches(node)
         return result
 
     on_leave = cst.CSTTransformer.on_leave
@@ -117,6 +120,41 @@ class ShrinkCodemod(ContextAwareTransformer):
             line = lines.get(id(node)) if node is not None else None
             self.findings.append(f"{self.path}:{line if line is not None else '?'}: {message}")
         self._pending.clear()
+
+
+class _PruneIndex(CodegenState):
+    """Which prunable nodes of a module hold text the prune pattern matches, from ONE code generation
+    of the module (asking `code_for_node` per node regenerates a class for itself, then for each of its
+    methods, then for each statement: most of a platform batch's visiting time). A node's text here
+    differs from `code_for_node(node)` only by its parents' indentation at line starts, which no
+    pattern word can begin, end or span (a `\b` next to whitespace or the text's start holds alike)."""
+
+    def __init__(self, module: cst.Module, pattern: re.Pattern) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.module, self.pattern = module, pattern
+        self._open: dict[int, int] = {}  # id(node) -> token index where its code starts
+        self._spans: dict[int, tuple[int, int]] = {}
+        module._codegen(self)
+        offsets = [0]
+        for token in self.tokens:
+            offsets.append(offsets[-1] + len(token))
+        self.text = "".join(self.tokens)
+        self.ranges = {key: (offsets[min(a, len(self.tokens))], offsets[min(b, len(self.tokens))])
+                       for key, (a, b) in self._spans.items()}
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if isinstance(node, _PRUNABLE):
+            self._open[id(node)] = len(self.tokens)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        if isinstance(node, _PRUNABLE):
+            self._spans[id(node)] = (self._open.pop(id(node)), len(self.tokens))
+
+    def matches(self, node: cst.CSTNode) -> bool:
+        span = self.ranges.get(id(node))
+        if span is None:  # not a node of this module's code: ask it alone
+            return self.pattern.search(self.module.code_for_node(node)) is not None
+        return self.pattern.search(self.text[span[0]:span[1]]) is not None
 
 
 class _LineFinder(CodegenState):

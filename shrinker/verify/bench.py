@@ -3,7 +3,7 @@
     python -m shrinker.verify.bench [--full] [--work-tree] [--tree PATH] [--no-clone] [--out reports/bench/verify.json]
 
 Runs (each a full verify_tree, all checks, 2 workers):
-- warm: upstream caches warm, import results reused where a module's import closure is unchanged
+- warm: caches warm, pruned import results reused where what the import read is unchanged
   (what the gate after a batch costs when few files changed);
 - full (--full): the same with reuse off, every module of the copy re-imported (the worst case:
   a batch that touches a file every import loads);

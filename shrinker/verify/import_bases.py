@@ -3,23 +3,14 @@ import a module on top of one skip that part of its closure.
 
 Most of a module's import time is the tree's own closure (layers, server args, memory pools ...),
 shared by hundreds of modules. A base B is used for a module M only when
-- B imported in the pruned tree in a fresh process of its own (a base's failure is its own result,
-  and it is never used);
-- every tree module B's import loaded is one M's upstream import loaded too (M would run B's code
-  anyway, so no foreign side effect is added), and M is not among them (else M would be preloaded);
-- M's module-level imports in the pruned tree still reach B (static, from the tree's facts): a
-  pruned import line that M needed for B's side effects (a registration ...) makes M run without a
-  base, so its failure shows.
-The bases are picked from upstream's recorded closures (no names to configure): greedily, the module
-whose closure most modules contain, weighted by its size. The caller re-runs fresh any based result
-that disagrees with upstream's, so a base can never create a regression nor hide a difference that
-shows up as a failure.
-
-Upstream's own run has no recorded closures yet: its bases come from the closures its source makes
-certain (certain_closures: module-level imports outside any if/try/loop/with, and parent packages),
-so a base B is used for M only when M's own first lines import B anyway. What the caller reports
-stays what a fresh process gives: every upstream import that fails on a base is re-run fresh, and
-so is upstream's side of every regression (a pruned failure where based upstream passed).
+- B imported in a fresh process of its own (a base's failure is its own result, and it is never used);
+- B is in M's certain closure (certain_closures: module-level imports outside any if/try/loop/with,
+  and parent packages, followed transitively): M's own first lines import B anyway, so no foreign
+  side effect is added, and a pruned import line M needed for B's side effects takes B out of it;
+- M is not among the modules B's import loaded (else M would be preloaded).
+The bases are picked from those closures (no names to configure): greedily, the module whose closure
+most modules contain, weighted by its size. The caller re-runs fresh every import that fails on a
+base, so a base can never create a failure.
 """
 
 from __future__ import annotations
@@ -118,38 +109,6 @@ def _reach(edges: Mapping[str, set[str]], targets: Sequence[str]) -> dict[str, f
                     seen.add(nxt)
                     todo.append(nxt)
         out[t] = frozenset(seen)
-    return out
-
-
-def static_importers(facts: Mapping, modules: Sequence[str], targets: Sequence[str]) -> dict[str, frozenset[str]]:
-    """target -> the tree modules whose module-level imports reach it (parents included: importing
-    a.b.c imports a and a.b first). `facts`: module -> FileFacts of the pruned tree's sources;
-    `modules`: all its modules (namespace packages have no facts)."""
-    edges = _import_edges(facts, modules, lambda ref: not ref.in_function and ref.guard != "type_checking")
-    importers: dict[str, set[str]] = {}  # never-run-at-import-time imports (in functions, TYPE_CHECKING) left out
-    for src, dsts in edges.items():
-        for dst in dsts:
-            importers.setdefault(dst, set()).add(src)
-    return _reach(importers, targets)
-
-
-def assign_bases(modules: Sequence[str], upstream_closures: Mapping[str, frozenset[str]],
-                 base_closures: Mapping[str, frozenset[str]],
-                 importers: Mapping[str, frozenset[str]] | None = None) -> dict[str, str]:
-    """module -> the largest usable base ('' = none). `base_closures`: the bases that imported in the
-    pruned tree, with what their pruned import loaded; `importers`: static_importers of the bases
-    (None: not checked)."""
-    out: dict[str, str] = {}
-    for m in modules:
-        cm = upstream_closures.get(m)
-        best = ""
-        if cm is not None and m not in base_closures:
-            for b, cb in base_closures.items():
-                if importers is not None and m not in importers.get(b, ()):
-                    continue
-                if m not in cb and cb <= cm and (not best or len(cb) > len(base_closures[best])):
-                    best = b
-        out[m] = best
     return out
 
 

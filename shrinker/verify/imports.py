@@ -1,33 +1,31 @@
-"""Differential import check: every module of the pruned tree, imported in isolation, in upstream and
-in the pruned tree, in the verify environment. Imports upstream but not pruned = regression.
+"""Differential import check: every module of the pruned tree, imported in isolation, in the verify
+environment; each one that fails is imported in upstream too. Imports upstream but not pruned =
+regression. A module that imports in the pruned tree cannot regress, so upstream runs only where
+pruned fails (on a cold machine that halves the work: upstream's ~1,400 passing imports are never
+needed).
 
 Workers (probes/import_worker.py) run in parallel, each a fork server; upstream results are cached
 per upstream commit (and per environment, worker version and mode) under cache_dir()/verify/.
 
 Bases: most of a module's import time is the tree's own closure, shared by hundreds of modules. The
-pruned run (run_on_bases) picks base modules from upstream's recorded closures (import_bases.py),
-imports each in a fresh process first (a broken base is reported like any module and never used),
-then forks each module's child from a server that imported the largest base whose pruned closure its
-own upstream import loaded anyway and that its pruned module-level imports still reach; a based
-result that differs from upstream's is re-run fresh.
-Upstream (run_upstream_on_bases) has no recorded closures yet: its bases come from the imports its
-source makes certain, and every upstream failure on a base is re-run fresh, as is upstream's side of
-every regression, so what a finding rests on is always a fresh import on both sides (a based upstream
-pass that a fresh import would fail can only hide a "fixed" note). `bases=False`: the slow path.
+pruned run (run_on_certain_bases) picks base modules from the closures the tree's source makes certain
+(import_bases.py): the bases import first, each in a fresh process (a broken base is reported like
+any module and never used), then each module's child forks from a server that imported the largest
+base the module's own first lines import anyway. Every import that fails on a base is re-run fresh,
+and upstream's side always runs fresh, so what a finding rests on is a fresh import on both sides.
+`bases=False`: the slow path.
 
 Mode: with a `pretend` spec (verify data [pretend]) both trees import as on that NVIDIA GPU
 (probes/pretend_cuda.py): the pruned tree is CUDA-only, so on a CPU machine it could only be compared
 with upstream's CPU branches; pretending for both keeps the comparison differential. Without one
 both import on the real (CPU) machine.
 
-Reuse: a worker reports what each import touched in the tree: the modules it loaded, the files it
-opened and the folders it listed (an audit hook). When every one of those is the same in the pruned
-tree (same bytes, same listing) and the pruned tree adds no module, the pruned import runs the same
-code on the same inputs and gets the same result, so upstream's is reused instead of re-run.
-The same holds between runs: a pruned outcome is kept (cache_dir()/verify/pruned-<mode>-*.json) with
-a fingerprint of everything its import read, and reused while the tree has the same modules and that
-fingerprint is unchanged (a re-verify after a small change re-runs only what the change reaches).
-(os.path.exists-style probes are not audited; `reuse=False` re-runs everything.)
+Reuse between runs: a worker reports what each import touched in the tree: the modules it loaded, the
+files it opened and the folders it listed (an audit hook). A pruned outcome is kept
+(cache_dir()/verify/pruned-<mode>-*.json) with a fingerprint of everything its import read, and reused
+while the tree has the same modules and that fingerprint is unchanged (a re-verify after a small
+change re-runs only what the change reaches). (os.path.exists-style probes are not audited;
+`reuse=False` re-runs everything.)
 """
 
 from __future__ import annotations
@@ -48,8 +46,7 @@ from shrinker import paths
 from shrinker.console import console, progress
 from shrinker.verify.env import VerifyEnv
 from shrinker.verify.factcache import tree_facts
-from shrinker.verify.import_bases import (assign_bases, assign_certain, certain_closures, choose_bases,
-                                          static_importers)
+from shrinker.verify.import_bases import assign_certain, certain_closures, choose_bases
 from shrinker.verify.tree import IMPORT_ROOTS, SourceTree, content_hash
 
 WORKER = Path(__file__).parent / "probes" / "import_worker.py"
@@ -69,7 +66,7 @@ BASE_TASK_SIZE = 48  # one base import serves about this many modules (the base'
 RETRY_FACTOR = 5
 # Bump when the worker's (or pretend_cuda's) results change meaning (not for scheduling changes):
 # keys the upstream cache.
-HARNESS_VERSION = 4
+HARNESS_VERSION = 5  # 5: upstream outcomes are fresh imports (never based)
 
 
 @dataclass
@@ -308,50 +305,42 @@ class _UpstreamCache:
                 stale.unlink(missing_ok=True)
 
 
-def run_upstream_on_bases(tree: SourceTree, env: VerifyEnv, modules: list[str], **run) -> dict[str, ImportOutcome]:
-    """run_imports for upstream with shared bases picked from the closures its source makes certain
-    (import_bases.certain_closures); every import that fails on a base is re-run fresh, so upstream's
-    failures are always what a fresh process gives (compare_imports re-runs its side of a regression)."""
+def run_on_certain_bases(tree: SourceTree, env: VerifyEnv, modules: list[str], *, label: str,
+                         **run) -> dict[str, ImportOutcome]:
+    """run_imports with shared bases picked from the closures the tree's source makes certain
+    (import_bases.certain_closures); every import that fails on a base is re-run fresh, so a failure
+    is always what a fresh process gives."""
     certain = certain_closures(tree_facts(tree), list(tree.modules), modules)
     picks = choose_bases(certain, modules, modules)
     if not picks:
-        return run_imports(tree, env, modules, label="importing upstream", **run)
-    out = run_imports(tree, env, picks, label="importing upstream (bases)", **run)
+        return run_imports(tree, env, modules, label=label, **run)
+    out = run_imports(tree, env, picks, label=f"{label} (bases)", **run)
     base_closures = {b: frozenset(out[b].loaded) for b in picks if out[b].ok}
     rest = [m for m in modules if m not in out]
     assigned = assign_certain(rest, certain, base_closures)
-    out.update(run_imports(tree, env, rest, label="importing upstream", bases=assigned, **run))
+    out.update(run_imports(tree, env, rest, label=label, bases=assigned, **run))
     again = [m for m in rest if out[m].base and not out[m].ok]
     if again:
-        out.update(run_imports(tree, env, again, label="importing upstream (failures, fresh)", **run))
+        out.update(run_imports(tree, env, again, label=f"{label} (failures, fresh)", **run))
     return out
 
 
 def upstream_results(upstream: SourceTree, commit: str | None, env: VerifyEnv, modules: list[str], *,
-                     jobs: int = 2, timeout: float = 60.0, pretend: dict | None = None,
-                     bases: bool = True) -> tuple[dict[str, ImportOutcome], int]:
-    """Upstream outcomes for `modules` (cached per commit and mode when `commit` is given); (results, newly run)."""
+                     jobs: int = 2, timeout: float = 60.0,
+                     pretend: dict | None = None) -> tuple[dict[str, ImportOutcome], int]:
+    """Fresh upstream outcomes for `modules` (cached per commit and mode when `commit` is given);
+    (results, newly run)."""
     cache = _UpstreamCache(commit, env, timeout, pretend)
     wanted = [m for m in modules if upstream.has(m)]
     todo = [m for m in wanted if m not in cache.entries]
-    run = dict(jobs=jobs, timeout=timeout, pretend=pretend)
     if todo:
-        cache.update(run_upstream_on_bases(upstream, env, todo, **run) if bases else run_imports(
-            upstream, env, todo, label="importing upstream", **run))
+        cache.update(run_imports(upstream, env, todo, label="importing upstream (where pruned fails)",
+                                 jobs=jobs, timeout=timeout, pretend=pretend))
     results = {m: ImportOutcome(**cache.entries[m]) for m in wanted}
     for m in modules:
         if m not in results:
             results[m] = ImportOutcome(m, "missing", error="not in upstream")
     return results, len(todo)
-
-
-def confirm_upstream(upstream: SourceTree, commit: str | None, env: VerifyEnv, modules: list[str], *,
-                     jobs: int = 2, timeout: float = 60.0, pretend: dict | None = None) -> dict[str, ImportOutcome]:
-    """Fresh upstream outcomes for `modules` (their cached ones were based), written to the cache."""
-    fresh = run_imports(upstream, env, modules, jobs=jobs, timeout=timeout, pretend=pretend,
-                        label="importing upstream (regressions, fresh)")
-    _UpstreamCache(commit, env, timeout, pretend).update(fresh)
-    return fresh
 
 
 # ---------------------------------------------------------------------------------------------
@@ -363,31 +352,6 @@ def module_hashes(tree: SourceTree) -> dict[str, str]:
     for name, m in tree.modules.items():
         out[name] = "namespace" if m.kind == "namespace" else content_hash(m.path.read_bytes())
     return out
-
-
-class _SameInputs:
-    """Whether a file / a folder listing is the same in both trees (memoised)."""
-
-    def __init__(self, pruned_root: Path, upstream_root: Path) -> None:
-        self.roots = (pruned_root, upstream_root)
-        self._files: dict[str, bool] = {}
-        self._dirs: dict[str, bool] = {}
-
-    def file(self, rel: str) -> bool:
-        if rel not in self._files:
-            a, b = (root / rel for root in self.roots)
-            if a.is_file() and b.is_file():
-                self._files[rel] = a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes()
-            else:
-                self._files[rel] = a.exists() == b.exists() and not a.is_file() and not b.is_file()
-        return self._files[rel]
-
-    def listing(self, rel: str) -> bool:
-        if rel not in self._dirs:
-            a, b = (root / rel for root in self.roots)
-            self._dirs[rel] = (sorted(os.listdir(a)) if a.is_dir() else None) == (
-                sorted(os.listdir(b)) if b.is_dir() else None)
-        return self._dirs[rel]
 
 
 class _PrunedCache:
@@ -445,107 +409,58 @@ class _PrunedCache:
 @dataclass
 class ImportComparison:
     modules: int = 0
-    upstream_ok: int = 0
     pruned_ok: int = 0
-    reused: int = 0
-    cached: int = 0  # of the reused: from an earlier pruned run (the rest: from upstream)
-    not_run: int = 0  # fail upstream (so cannot regress) and changed: skipped unless reuse=False
+    compared: int = 0  # pruned failures, imported upstream too
+    upstream_ok: int = 0  # of the compared: regressions and needs_cuda notes
+    cached: int = 0  # pruned outcomes reused from an earlier run
     upstream_run: int = 0
     regressions: list[str] = field(default_factory=list)  # findings
-    fixed: list[str] = field(default_factory=list)  # fail upstream, import pruned (notes)
     needs_cuda: list[str] = field(default_factory=list)  # pruned fails for want of a GPU (notes)
     pruned: dict[str, ImportOutcome] = field(default_factory=dict)
     upstream: dict[str, ImportOutcome] = field(default_factory=dict)
-
-
-def run_on_bases(tree: SourceTree, env: VerifyEnv, modules: list[str], upstream: dict[str, ImportOutcome],
-                 **run) -> dict[str, ImportOutcome]:
-    """run_imports for the pruned tree, with shared bases (import_bases.py): the bases first, each in
-    a fresh process; then the modules, each forked from the largest usable base (assign_bases: in
-    its upstream closure, reached by its pruned imports); then, fresh again, every based module whose result (ok or not) differs from upstream's, so what
-    is reported (a regression, a fix) is what an import in a fresh process gives."""
-    closures = {m: frozenset(upstream[m].loaded) for m in modules if m in upstream and upstream[m].ok}
-    picks = choose_bases(closures, [m for m in modules if m in closures], modules)
-    if not picks:
-        return run_imports(tree, env, modules, label="importing pruned", **run)
-    out = run_imports(tree, env, picks, label="importing pruned (bases)", **run)
-    base_closures = {b: frozenset(out[b].loaded) for b in picks if out[b].ok}
-    rest = [m for m in modules if m not in out]
-    importers = static_importers(tree_facts(tree), list(tree.modules), list(base_closures))
-    assigned = assign_bases(rest, closures, base_closures, importers)
-    out.update(run_imports(tree, env, rest, label="importing pruned", bases=assigned, **run))
-    differ = [m for m in rest if assigned[m] and out[m].ok != (m in upstream and upstream[m].ok)]
-    if differ:
-        out.update(run_imports(tree, env, differ, label="importing pruned (differences, fresh)", **run))
-    return out
 
 
 def compare_imports(pruned: SourceTree, upstream: SourceTree, env: VerifyEnv, *, commit: str | None,
                     jobs: int = 2, timeout: float = 60.0, reuse: bool = True,
                     only: Sequence[str] | None = None, needs_cuda: Sequence[str] = (),
                     pretend: dict | None = None, bases: bool = True) -> ImportComparison:
-    """`bases`: both trees' modules fork from shared bases (run_upstream_on_bases, run_on_bases);
-    what a finding or note rests on is re-run fresh."""
+    """Every pruned module, then upstream where pruned fails; `bases`: the pruned run forks from
+    shared bases (run_on_certain_bases); what a finding rests on is fresh on both sides."""
     modules = importable_modules(pruned, only)
-    up, n_run = upstream_results(upstream, commit, env, modules, jobs=jobs, timeout=timeout, pretend=pretend,
-                                 bases=bases)
-    todo = list(modules)
     pruned_out: dict[str, ImportOutcome] = {}
-    if reuse:
-        pruned_hashes, upstream_hashes = module_hashes(pruned), module_hashes(upstream)
-        if all(m in upstream_hashes for m in pruned_hashes):  # nothing new: reuse is sound
-            todo = []
-            same = _SameInputs(pruned.root, upstream.root)
-            for m in modules:
-                u = up[m]
-                if (u.status in ("ok", "error") and u.loaded
-                        and all(pruned_hashes.get(d) == upstream_hashes.get(d) for d in u.loaded)
-                        and all(same.file(f) for f in u.files) and all(same.listing(d) for d in u.dirs)):
-                    pruned_out[m] = ImportOutcome(**{**asdict(u), "reused": True})
-                elif not u.ok:  # cannot regress: running it would only tell whether pruning fixed it
-                    pruned_out[m] = ImportOutcome(m, "not_run", error=f"fails upstream ({u.status})")
-                else:
-                    todo.append(m)
     cache = _PrunedCache(pruned, module_hashes(pruned), env, timeout, pretend) if reuse else None
     if cache:
-        hits = {m: o for m in todo if (o := cache.get(m)) is not None}
-        pruned_out.update(hits)
-        todo = [m for m in todo if m not in hits]
-    cost = {m: up[m].seconds for m in todo if m in up}
-    run = dict(jobs=jobs, timeout=timeout, cost=cost, pretend=pretend)
-    fresh = run_on_bases(pruned, env, todo, up, **run) if bases else run_imports(
+        pruned_out.update({m: o for m in modules if (o := cache.get(m)) is not None})
+    todo = [m for m in modules if m not in pruned_out]
+    run = dict(jobs=jobs, timeout=timeout, pretend=pretend)
+    fresh = run_on_certain_bases(pruned, env, todo, label="importing pruned", **run) if bases else run_imports(
         pruned, env, todo, label="importing pruned", **run)
     pruned_out.update(fresh)
     # A timeout on a busy machine is weak evidence (a C++ build at import can pass the limit): before
-    # calling it a regression, give it one more go, alone, with a much longer limit.
-    slow = [m for m in todo if pruned_out[m].status == "timeout" and up[m].ok]
+    # calling it a failure, give it one more go, alone, with a much longer limit.
+    slow = [m for m in todo if pruned_out[m].status == "timeout"]
     if slow:
         fresh.update(run_imports(pruned, env, slow, jobs=1, timeout=timeout * RETRY_FACTOR,
                                  label="importing pruned (timeouts, again)", pretend=pretend))
         pruned_out.update(fresh)
     if cache and fresh:
         cache.save(fresh)
-    # A regression is upstream passing where pruned fails: upstream's side must be a fresh import too.
-    based = [m for m in modules if up[m].ok and up[m].base and not pruned_out[m].ok]
-    if based:
-        up.update(confirm_upstream(upstream, commit, env, based, jobs=jobs, timeout=timeout, pretend=pretend))
-    cmp = ImportComparison(modules=len(modules), upstream_run=n_run, pruned=pruned_out, upstream=up,
-                           cached=len(hits) if cache else 0)
-    for m in modules:
+    failing = [m for m in modules if not pruned_out[m].ok]
+    up, n_run = upstream_results(upstream, commit, env, failing, **run)
+    cmp = ImportComparison(modules=len(modules), compared=len(failing), upstream_run=n_run, pruned=pruned_out,
+                           upstream=up, cached=len(modules) - len(todo))
+    cmp.pruned_ok = len(modules) - len(failing)
+    for m in failing:
         u, p = up[m], pruned_out[m]
-        cmp.upstream_ok += u.ok
-        cmp.pruned_ok += p.ok
-        cmp.reused += p.reused
-        cmp.not_run += p.status == "not_run"
-        if u.ok and not p.ok:
-            tail = " | ".join(line.strip() for line in p.error.splitlines()[-3:])
-            text = f"{pruned.rel(m)}:1 {m} imports in upstream but not pruned ({p.status}): {tail}"
-            if p.status == "error" and any(sig in p.error for sig in needs_cuda):
-                cmp.needs_cuda.append(text)
-            else:
-                cmp.regressions.append(text)
-        elif p.ok and not u.ok and u.status != "missing" and not p.reused:
-            cmp.fixed.append(f"{pruned.rel(m)}:1 {m} fails upstream ({u.status}) but imports pruned")
+        if not u.ok:
+            continue
+        cmp.upstream_ok += 1
+        tail = " | ".join(line.strip() for line in p.error.splitlines()[-3:])
+        text = f"{pruned.rel(m)}:1 {m} imports in upstream but not pruned ({p.status}): {tail}"
+        if p.status == "error" and any(sig in p.error for sig in needs_cuda):
+            cmp.needs_cuda.append(text)
+        else:
+            cmp.regressions.append(text)
     return cmp
 
 

@@ -1,9 +1,9 @@
-"""Choosing shared bases for the pruned import check from upstream's recorded closures."""
+"""Choosing shared bases for the import check from the closures a tree's source makes certain."""
 
 from __future__ import annotations
 
 from shrinker.verify import import_bases
-from shrinker.verify.import_bases import assign_bases, choose_bases, static_importers
+from shrinker.verify.import_bases import choose_bases
 
 
 def _closures() -> dict[str, frozenset[str]]:
@@ -27,38 +27,6 @@ def test_picks_the_closure_most_modules_hold(monkeypatch):
     assert picks[0] == "p.core.util"
     monkeypatch.setattr(import_bases, "MIN_GAIN", 100)  # too little to save: no base at all
     assert choose_bases(closures, sorted(closures), sorted(closures)) == []
-
-
-def test_a_base_only_for_modules_whose_closure_holds_it_and_never_for_itself():
-    closures = _closures()
-    bases = {"p.core.util": closures["p.core.util"], "p.core": closures["p.core"]}
-    got = assign_bases(["p.a", "p.b", "p.c", "p.core.util", "p.unknown"], closures, bases)
-    assert got == {"p.a": "p.core.util", "p.b": "p.core.util", "p.c": "", "p.core.util": "", "p.unknown": ""}
-    # the pruned base loads a module upstream's p.a never did: not usable for p.a
-    bigger = {"p.core.util": closures["p.core.util"] | {"p.extra"}}
-    assert assign_bases(["p.a"], closures, bigger) == {"p.a": ""}
-
-
-def test_static_importers_follow_module_level_imports_and_parents():
-    from types import SimpleNamespace as NS
-
-    from shrinker.verify.facts import ImportRef
-
-    def facts(*refs):
-        return NS(imports=list(refs))
-
-    tree = {
-        "p": facts(),
-        "p.base": facts(),
-        "p.mid": facts(ImportRef(1, "p", ["base"], "", False)),  # from p import base
-        "p.top": facts(ImportRef(1, "p.mid", None, "", False)),
-        "p.lazy": facts(ImportRef(1, "p.base", None, "", True)),  # inside a function: not at import
-        "p.typed": facts(ImportRef(1, "p.base", None, "type_checking", False)),
-        "p.ns.child": facts(),  # p.ns: a namespace package, no facts
-    }
-    got = static_importers(tree, [*tree, "p.ns"], ["p.base", "p"])
-    assert got["p.base"] == {"p.base", "p.mid", "p.top"}
-    assert {"p.ns", "p.ns.child", "p.lazy"} <= got["p"]  # every module imports its parents first
 
 
 def _facts_tree():

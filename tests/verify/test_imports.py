@@ -21,9 +21,9 @@ def test_unmodified_copy_has_no_regressions(trees, fake_env):
     assert check.passed and not check.findings
     n = len(SourceTree.load(pruned).modules)
     assert check.counts["modules"] == n
-    # needs_missing_package fails in both trees: counted, not a regression
-    assert check.counts["import_upstream"] == check.counts["import_pruned"] == n - 1
-    assert check.counts["reused"] == 0
+    # needs_missing_package fails in both trees: compared with upstream, not a regression
+    assert check.counts["import_pruned"] == n - 1
+    assert check.counts["fail_pruned_compared_upstream"] == 1 and check.counts["import_upstream_of_those"] == 0
 
 
 def test_deleted_helper_is_a_regression_with_its_traceback(trees, fake_env):
@@ -77,26 +77,14 @@ def test_failing_parent_package_reported_for_each_child(trees, fake_env):
     assert all("RuntimeError: broken package" in f for f in check.findings)
 
 
-def test_reuse_only_for_unchanged_closures(trees, fake_env):
-    upstream, pruned = trees
-    edit(pruned / HELPER, "return a + b", "return b + a")  # same behaviour, new bytes
-    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
-    rerun = {m for m, o in cmp.pruned.items() if not o.reused}
-    # exactly the modules whose import loaded helper_ops ran again
-    assert {"sglang.srt.layers.helper_ops", "sglang.srt.models.deepseek_v2",
-            "sglang.srt.layers.attention.triton_backend"} <= rerun
-    assert "sglang.srt.parser.reasoning_parser" not in rerun and "sglang.srt.utils.common" not in rerun
-    assert not cmp.regressions
-
-
 def test_upstream_results_cached_per_commit(trees, fake_env):
     upstream, pruned = trees
     git_commit(upstream)
     first = _imports(pruned, upstream, fake_env, reuse=False)
     second = _imports(pruned, upstream, fake_env, reuse=False)
-    assert first.counts["upstream_run"] == first.counts["modules"]
+    assert first.counts["upstream_run"] == 1  # upstream runs only where pruned fails
     assert second.counts["upstream_run"] == 0
-    assert second.counts["import_upstream"] == first.counts["import_upstream"]
+    assert second.counts["fail_pruned_compared_upstream"] == first.counts["fail_pruned_compared_upstream"] == 1
 
 
 def test_dirty_upstream_is_not_cached(trees, fake_env):
@@ -122,25 +110,22 @@ def test_reuse_sees_data_files_and_folder_scans(trees, fake_env):
             "import json, os\n_here = os.path.dirname(__file__)\n"
             "ROWS = json.load(open(os.path.join(_here, 'table.json')))['rows']\n"
             "PLUGINS = sorted(os.listdir(os.path.join(_here, 'attention')))\n")
-    (pruned / "python/sglang/srt/layers/table.json").write_text('{"rows": 4}')
-    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
-    assert not cmp.pruned["sglang.srt.layers.table_reader"].reused
-    assert "python/sglang/srt/layers/table.json" in cmp.upstream["sglang.srt.layers.table_reader"].files
-    assert "python/sglang/srt/layers/attention" in cmp.upstream["sglang.srt.layers.table_reader"].dirs
-    (pruned / "python/sglang/srt/layers/table.json").write_text('{"rows": 3}')
-    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
-    assert cmp.pruned["sglang.srt.layers.table_reader"].reused
-    (pruned / "python/sglang/srt/layers/attention/ascend_backend.py").unlink()  # the scanned folder changed
-    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
-    assert not cmp.pruned["sglang.srt.layers.table_reader"].reused
+    args = (SourceTree.load(pruned), SourceTree.load(upstream), fake_env)
+    first = compare_imports(*args, commit=None)
+    assert not first.pruned["sglang.srt.layers.table_reader"].reused
+    assert "python/sglang/srt/layers/table.json" in first.pruned["sglang.srt.layers.table_reader"].files
+    assert "python/sglang/srt/layers/attention" in first.pruned["sglang.srt.layers.table_reader"].dirs
+    assert compare_imports(*args, commit=None).pruned["sglang.srt.layers.table_reader"].reused
+    (pruned / "python/sglang/srt/layers/table.json").write_text('{"rows": 4}')  # the data file changed
+    assert not compare_imports(*args, commit=None).pruned["sglang.srt.layers.table_reader"].reused
+    (pruned / "python/sglang/srt/layers/attention/extra.txt").write_text("")  # the scanned folder changed
+    assert not compare_imports(*args, commit=None).pruned["sglang.srt.layers.table_reader"].reused
 
 
 def test_reuse_ignores_the_import_systems_own_listings(trees, fake_env):
     upstream, pruned = trees
-    (pruned / "python/sglang/srt/layers/attention/ascend_backend.py").unlink()
     cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
-    assert cmp.pruned["sglang.srt.layers.attention.triton_backend"].reused
-    assert cmp.upstream["sglang.srt.layers.attention.triton_backend"].dirs == []
+    assert cmp.pruned["sglang.srt.layers.attention.triton_backend"].dirs == []
 
 
 def test_tasks_group_siblings_cut_big_families_and_go_costliest_first(monkeypatch):
@@ -153,16 +138,6 @@ def test_tasks_group_siblings_cut_big_families_and_go_costliest_first(monkeypatc
     assert sorted(m for t in tasks for m in t["modules"]) == sorted(mods)  # each module exactly once
     models = [t for t in tasks if t["parent"] == "p.models"]
     assert [len(t["modules"]) for t in models] == [3, 3, 1]
-
-
-def test_changed_module_failing_upstream_is_not_run(trees, fake_env):
-    upstream, pruned = trees
-    edit(pruned / "python/sglang/srt/models/needs_missing_package.py", "EntryClass = None", "EntryClass = 0")
-    cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
-    assert cmp.pruned["sglang.srt.models.needs_missing_package"].status == "not_run"
-    assert cmp.not_run == 1 and not cmp.regressions
-    full = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None, reuse=False)
-    assert full.pruned["sglang.srt.models.needs_missing_package"].status == "error" and full.not_run == 0
 
 
 def test_timeout_is_retried_with_a_longer_limit(trees, fake_env, monkeypatch):
@@ -178,7 +153,7 @@ def test_timeout_is_retried_with_a_longer_limit(trees, fake_env, monkeypatch):
 
 def test_pruned_outcomes_reused_across_runs_while_what_they_read_is_unchanged(trees, fake_env):
     upstream, pruned = trees
-    edit(pruned / HELPER, "return a + b", "return b + a")  # these importers cannot reuse upstream's results
+    edit(pruned / HELPER, "return a + b", "return b + a")
     first = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
     second = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None)
     assert first.cached == 0 and second.cached >= 3
@@ -266,7 +241,7 @@ def test_a_failing_base_is_reported_and_so_are_its_importers(trees, fake_env, mo
     assert not any(BASE in (b or {}).values() for b in calls)
 
 
-def test_a_based_difference_from_upstream_is_confirmed_fresh(trees, fake_env, monkeypatch):
+def test_a_based_failure_is_confirmed_fresh(trees, fake_env, monkeypatch):
     from shrinker.verify import imports
 
     _low_thresholds(monkeypatch)
@@ -278,7 +253,7 @@ def test_a_based_difference_from_upstream_is_confirmed_fresh(trees, fake_env, mo
     cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None, reuse=False)
     assert {f.split(" ")[1] for f in cmp.regressions} == {"sglang.srt.layers.attention.triton_backend",
                                                           "sglang.srt.models.deepseek_v2"}
-    assert "importing pruned (differences, fresh)" in labels
+    assert "importing pruned (failures, fresh)" in labels
 
 
 def test_a_pruned_side_effect_import_is_not_masked_by_a_base(trees, fake_env, monkeypatch):
@@ -317,7 +292,7 @@ def test_tasks_on_one_base_share_its_import_in_chunks(monkeypatch):
     assert [t["modules"] for t in tasks if not t.get("base")] == [["q.free"]]
 
 
-# Upstream on bases (run_upstream_on_bases): bases from the imports its source makes certain
+# Failures on a base re-run fresh (run_on_certain_bases); upstream's side always runs fresh
 
 def _labels(monkeypatch) -> list:
     from shrinker.verify import imports
@@ -328,36 +303,25 @@ def _labels(monkeypatch) -> list:
     return labels
 
 
-def test_upstream_runs_on_bases_with_the_fresh_path_s_outcomes(trees, fake_env, monkeypatch):
-    _low_thresholds(monkeypatch)
-    labels = _labels(monkeypatch)
-    upstream, pruned = trees
-    args = (SourceTree.load(pruned), SourceTree.load(upstream), fake_env)
-    fresh = compare_imports(*args, commit=None, reuse=False, bases=False)
-    based = compare_imports(*args, commit=None, reuse=False)
-    assert "importing upstream (bases)" in labels
-    assert any(o.base for o in based.upstream.values())
-    assert {m: o.status for m, o in based.upstream.items()} == {m: o.status for m, o in fresh.upstream.items()}
-
-
 PRELOADED = ("import sys\nassert 'sglang.srt.utils.common' {} sys.modules, 'order'\n"
              "import sglang.srt.utils.common  # noqa: F401\n")
 
 
-def test_an_upstream_failure_on_a_base_is_re_run_fresh(trees, fake_env, monkeypatch):
-    """Fails only when its base is already loaded: upstream's failures are always fresh results."""
+def test_a_failure_on_a_base_is_re_run_fresh(trees, fake_env, monkeypatch):
+    """Fails only when its base is already loaded: failures are always fresh results."""
     _low_thresholds(monkeypatch)
     labels = _labels(monkeypatch)
     upstream, pruned = trees
     for root in trees:
         (root / "python/sglang/srt/models/first_import.py").write_text(PRELOADED.format("not in"))
     cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None, reuse=False)
-    assert "importing upstream (failures, fresh)" in labels
-    assert cmp.upstream["sglang.srt.models.first_import"].ok
-    assert not cmp.upstream["sglang.srt.models.first_import"].base
+    assert "importing pruned (failures, fresh)" in labels
+    assert cmp.pruned["sglang.srt.models.first_import"].ok
+    assert not cmp.pruned["sglang.srt.models.first_import"].base
+    assert "sglang.srt.models.first_import" not in cmp.upstream  # pruned imports: upstream not needed
 
 
-def test_upstream_s_side_of_a_regression_is_confirmed_fresh(trees, fake_env, monkeypatch):
+def test_upstream_s_side_of_a_regression_is_fresh(trees, fake_env, monkeypatch):
     """Passes only on its base (fresh, it fails): pruning breaks it too, which is no regression."""
     _low_thresholds(monkeypatch)
     labels = _labels(monkeypatch)
@@ -365,7 +329,8 @@ def test_upstream_s_side_of_a_regression_is_confirmed_fresh(trees, fake_env, mon
     (upstream / "python/sglang/srt/models/first_import.py").write_text(PRELOADED.format("in"))
     (pruned / "python/sglang/srt/models/first_import.py").write_text(PRELOADED.format("in") + "raise ValueError\n")
     cmp = compare_imports(SourceTree.load(pruned), SourceTree.load(upstream), fake_env, commit=None, reuse=False)
-    assert "importing upstream (regressions, fresh)" in labels
+    assert "importing upstream (where pruned fails)" in labels
     assert not cmp.upstream["sglang.srt.models.first_import"].ok
+    assert not cmp.upstream["sglang.srt.models.first_import"].base
     assert not any("first_import" in f for f in cmp.regressions)
 
