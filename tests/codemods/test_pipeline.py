@@ -356,3 +356,28 @@ def test_names_left_undefined_by_a_removed_branch_are_listed() -> None:
     # Only what the transform made undefined (upstream's own undefined names are not ours).
     assert result.undefined == ["sglang/srt/n.py:2: `rms_norm` is used but no longer defined"]
     assert summarize([result])["undefined"] == 1
+
+
+@settings(max_examples=30, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(modules(with_predicates=True))
+def test_prune_index_agrees_with_each_nodes_own_code(source: str) -> None:
+    """The prune index reads one code generation of the module: for every statement, function and
+    class it must answer as a search of that node's own code does (only indentation differs)."""
+    from shrinker.codemods.base import _PRUNABLE, _PruneIndex
+    from shrinker.codemods.fold_platform import predicate_triggers
+
+    module = cst.parse_module(source)
+    pattern = predicate_triggers(deepseek_inputs())
+    index = _PruneIndex(module, pattern)
+    nodes: list[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, _PRUNABLE):
+                nodes.append(node)
+            return True
+
+    module.visit(Collect())
+    assert nodes and all(id(n) in index.ranges for n in nodes)
+    for node in nodes:
+        assert index.matches(node) == (pattern.search(module.code_for_node(node)) is not None)
