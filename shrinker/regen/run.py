@@ -276,13 +276,27 @@ def _removed_fraction(profile: str, version: str) -> float | None:
         return None
 
 
+def followed_surface(surface: dict, written: Rules, followed: Rules) -> dict:
+    """The verify surface (rules/<profile>-verify.toml) with each CLI module that is a root the walk
+    followed to a successor replaced by it (0.5.21 moved `sglang.bench_one_batch` to
+    `sglang.benchmark.one_batch`; `--help` of a module gone upstream would fail on both sides)."""
+    renamed = {a.module: b.module for a, b in zip(written.roots, followed.roots) if a.module != b.module}
+    cli = surface.get("cli", {})
+    if not renamed or not cli.get("modules"):
+        return surface
+    return {**surface, "cli": {**cli, "modules": [renamed.get(m, m) for m in cli["modules"]]}}
+
+
 def _verify(profile: str, upstream, rules: Rules, log=lambda msg: None) -> bool:
     from shrinker.verify import verify_tree  # type: ignore[attr-defined]
     from shrinker.verify.env import ensure_env
+    from shrinker.verify.run import load_surface
 
     env = ensure_env(upstream.root, log=log)  # the release's own pins (made once per set of pins)
+    surface = followed_surface(load_surface(profile), load_rules(profile), rules)
     outcome = verify_tree(paths.work_tree_dir(profile, upstream.version), upstream.root, profile=profile,
-                          report_dir=paths.reports_dir(profile, upstream.version), rules=rules, env=env)
+                          report_dir=paths.reports_dir(profile, upstream.version), rules=rules, env=env,
+                          surface=surface)
     return bool(getattr(outcome, "passed", outcome))
 
 

@@ -90,6 +90,7 @@ def walk(to_spec: str | None = None, *, from_spec: str | None = None, profile: s
         fetch(passed[-1].to_spec, with_kernel=with_kernel, pin=True)
         follow_moved_roots(paths.rules_dir() / f"{profile}.toml", passed)
         follow_moved_names(paths.rules_dir() / f"{profile}.toml", passed)
+        follow_moved_surface(paths.rules_dir() / f"{profile}-verify.toml", passed)
         result.adopted = passed[-1].to_spec
     result.seconds = round(time.perf_counter() - start, 2)
     result.report = write_walk_report(result, profile)
@@ -185,3 +186,17 @@ def write_walk_report(result: WalkResult, profile: str) -> Path:
         lines += ["", "## Not reached", "", *[f"- {s}" for s in not_reached]]
     md.write_text("\n".join(lines) + "\n")
     return md
+
+
+def follow_moved_surface(surface_file: Path, steps: list[RegenResult]) -> list[str]:
+    """The verify surface's names of roots that moved (its CLI modules), rewritten as the rules' roots
+    are (exact string edits, step by step)."""
+    if not surface_file.exists():
+        return []
+    text, done = surface_file.read_text(), []
+    for step in steps:
+        text, moved = adopt_moves(text, step.moves)
+        done += moved
+    if done:
+        surface_file.write_text(text)
+    return done

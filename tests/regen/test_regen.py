@@ -311,3 +311,27 @@ def test_the_removed_share_comes_from_the_line_counts(tmp_path, monkeypatch):
     assert f"{100 * _removed_fraction('deepseek', '9.9.9'):.1f}" == "62.8"
     report.joinpath("apply.json").write_text("{}")
     assert _removed_fraction("deepseek", "9.9.9") is None
+
+
+def test_the_verify_surface_follows_the_roots_a_walk_moved(tmp_path):
+    """0.5.21 moved sglang.bench_one_batch: verify probes `--help` of the successor, and adopting the
+    release rewrites the verify data's name as the rules' root line."""
+    from shrinker.regen.run import RegenResult, followed_surface
+    from shrinker.regen.walk import follow_moved_surface
+    from shrinker.rules.load import load_rules
+    from shrinker.plan.moves import follow_roots
+
+    written = load_rules("deepseek")
+    followed = follow_roots(written, {"sglang.bench_one_batch": "sglang.benchmark.one_batch"})
+    surface = {"cli": {"modules": ["sglang.launch_server", "sglang.bench_one_batch"]}, "pretend": {"x": 1}}
+    got = followed_surface(surface, written, followed)
+    assert got["cli"]["modules"] == ["sglang.launch_server", "sglang.benchmark.one_batch"]
+    assert got["pretend"] == {"x": 1} and surface["cli"]["modules"][1] == "sglang.bench_one_batch"
+    assert followed_surface(surface, written, written) is surface
+
+    verify_toml = tmp_path / "v.toml"
+    text = '[cli]\n# keep me\nmodules = ["sglang.launch_server", "sglang.bench_one_batch"]\n'
+    verify_toml.write_text(text)
+    step = RegenResult("a", "b", moves={"sglang.bench_one_batch": "sglang.benchmark.one_batch"})
+    assert follow_moved_surface(verify_toml, [step]) == ["sglang.bench_one_batch -> sglang.benchmark.one_batch (1x)"]
+    assert verify_toml.read_text() == text.replace('"sglang.bench_one_batch"', '"sglang.benchmark.one_batch"')
