@@ -214,6 +214,10 @@ class Folder:
         if isinstance(node.func, cst.Name) and self.is_param(name):
             return None
         value = self.table.value(name, called=True)
+        if self.table.returns_none(name):
+            # its value is None (`self.mambaish_config = mambaish_config(cfg)` reads `is not None` later):
+            # `False` would only be its truth
+            return Fold(cst.Name("None"), value, True, True)
         return Fold(constant(value), value, True, True)
 
     def _fold_hasattr(self, node: cst.Call) -> Optional[Fold]:
@@ -838,7 +842,8 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
             return None
         folded = self.folder.fold(node.value)
         if folded.pred and folded.pure and folded.value is not None:
-            return constant(folded.value)
+            # the value, not its truth: a returns_none predicate's call folds to `None`
+            return folded.node if _is_none(folded.node) else constant(folded.value)
         return None
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
@@ -912,3 +917,7 @@ def platform_tests(source: str, inputs: CodemodInputs) -> list[tuple[int, str]]:
     module.visit(visitor)
     lines = node_lines(module, visitor.found)
     return [(lines.get(id(n), 0), module.code_for_node(n).strip()) for n in visitor.found]
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"

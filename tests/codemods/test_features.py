@@ -256,6 +256,31 @@ class TestFoldFeatures(_FeatureTest):
             """,
         )
 
+    def test_a_config_lookup_that_returns_none_folds_to_none_as_a_value(self) -> None:
+        """0.5.16's KVCacheConfigurator keeps the lookup (`self.mambaish_config = mambaish_config(...)`)
+        and tests `self.mambaish_config is not None` later: folding it to `False` (its truth) crashed
+        every server launch in the memory-pool set-up (GPU, 0.5.17, 2026-11-26); its value is None."""
+        self.assertCodemod(
+            """
+            class KVCacheConfigurator:
+                def __post_init__(self):
+                    self.mambaish_config = mambaish_config(self.model_config)
+                    configure(mambaish_config(self.model_config), strict=mambaish_config(self.model_config))
+
+            def need(cfg):
+                return mambaish_config(cfg)
+            """,
+            """
+            class KVCacheConfigurator:
+                def __post_init__(self):
+                    self.mambaish_config = None
+                    configure(None, strict=None)
+
+            def need(cfg):
+                return None
+            """,
+        )
+
     def test_walrus_not_dropped_by_partial_fold(self) -> None:
         self.assertUnchanged(
             """
