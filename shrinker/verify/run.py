@@ -110,9 +110,9 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
     Static checks need nothing but the two trees; the others need the verify environment
     (`shrink verify env`). Upstream results are cached per upstream commit when upstream is a clean
     git tree (`upstream_commit="auto"`) or under the commit given; None disables the caches.
-    `reuse`: take upstream's import result for a module whose whole import closure is unchanged.
+    `reuse`: take an earlier run's pruned import result while everything that import read is unchanged.
     `only`: module prefixes the import check is limited to (quick runs, tests); default all.
-    `bases`: pruned imports fork from shared bases (imports.run_on_bases); False: each from scratch.
+    `bases`: pruned imports fork from shared bases (imports.run_on_certain_bases); False: each from scratch.
     `surface` / `rules`: what the CLI, ServerArgs and behaviour checks use instead of
     data/<profile>.toml and rules/<profile>.toml (fixture trees in tests).
     """
