@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -248,6 +249,11 @@ def transform_files(items: Iterable[FileItem], inputs: CodemodInputs, codemods: 
     items = list(items)
     resolve_codemods(codemods)  # bad names fail here, once, before any worker starts
     indexed = list(enumerate(items))
+    if jobs > 1:
+        # the biggest files first, in chunks small enough that no worker waits long on the last
+        # (server_args.py takes seconds where most files take tenths); results keep `items`' order
+        indexed.sort(key=lambda pair: -_file_size(pair[1].path))
+        chunk_size = max(1, min(chunk_size, len(indexed) // (jobs * 4)))
     chunks = [indexed[i:i + chunk_size] for i in range(0, len(indexed), chunk_size)]
     results: list[Optional[FileResult]] = [None] * len(items)
     with progress(description, total=len(items)) as advance:
@@ -267,6 +273,13 @@ def transform_files(items: Iterable[FileItem], inputs: CodemodInputs, codemods: 
                         results[index] = res
                     advance(len(done))
     return [r for r in results if r is not None]
+
+
+def _file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def summarize(results: Sequence[FileResult]) -> dict:
