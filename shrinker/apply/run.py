@@ -11,7 +11,7 @@ from pathlib import Path
 
 from shrinker import paths
 from shrinker.apply.deferral import defer_dead_functions
-from shrinker.rules.predicates import PredicateTable
+from shrinker.rules.predicates import PredicateTable, feature_class_globs
 from shrinker.apply.gate import GateResult, missing_names, run_gate, unresolved_imports
 from shrinker.apply.worktree import applied_batches, commit_all, keep_on_branch, open_worktree, roll_back
 from shrinker.apply.platform_references import PlatformReferences, platform_references
@@ -63,7 +63,7 @@ def batch_class_globs(rules, batch: dict) -> list[str]:
     names = {e["name"] for e in batch["codemods"]}
     globs = list(rules.platform.classes) if "remove_platform_classes" in names else []
     if "remove_feature_classes" in names:
-        globs += [c for f in rules.features for c in f.classes]
+        globs += feature_class_globs(rules)
     return globs
 
 

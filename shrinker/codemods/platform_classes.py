@@ -26,7 +26,7 @@ import libcst as cst
 from shrinker.codemods.base import ShrinkCodemod
 from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
-from shrinker.rules.predicates import MethodNames
+from shrinker.rules.predicates import MethodNames, feature_class_globs
 
 
 def class_names(inputs: CodemodInputs) -> MethodNames:
@@ -34,7 +34,7 @@ def class_names(inputs: CodemodInputs) -> MethodNames:
 
 
 def feature_class_names(inputs: CodemodInputs) -> MethodNames:
-    return MethodNames([c for f in inputs.rules.features for c in f.classes])
+    return MethodNames(feature_class_globs(inputs.rules))
 
 
 _CLASS_DEF = re.compile(r"^class[ \t]+(\w+)", re.MULTILINE)

@@ -11,6 +11,7 @@ from shrinker.errors import ShrinkError
 from shrinker.graph.build import ImportGraph
 from shrinker.graph.records import Decision
 from shrinker.plan.reach import Reach
+from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.predicates import vocabulary_patterns
 from shrinker.rules.schema import Rules
 
@@ -80,7 +81,7 @@ def _feature_pattern(rules: Rules) -> re.Pattern:
         words += [re.escape(p.name).replace(r"\*", r"\w*") for p in feature.predicates]
         words += [re.escape(n) for n in (*(v.name for v in feature.values), *feature.calls,
                                          *(c.name for c in feature.constants))]
-        words += [re.escape(c).replace(r"\*", r"\w*") for c in feature.classes]
+        words += [name_glob_regex(c) for c in feature.classes]
     return re.compile(rf"\b(?:{'|'.join(words)})\b" if words else r"(?!)")
 
 

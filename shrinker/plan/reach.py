@@ -20,7 +20,8 @@ from shrinker.plan.registries import Problems, RegistryView, apply_registries
 from shrinker.plan.moves import RuleMove
 from shrinker.plan.roots import Move
 from shrinker.rules.patterns import pattern_matches
-from shrinker.rules.predicates import MethodNames, PredicateTable, evaluate_source, removed_architectures
+from shrinker.rules.predicates import (MethodNames, PredicateTable, evaluate_source, feature_class_globs,
+                                       removed_architectures)
 from shrinker.rules.schema import ModuleRule, Rules
 
 
@@ -72,7 +73,7 @@ def _cached_names(rules: Rules, field: str) -> MethodNames:
 def _feature_class_names(rules: Rules) -> MethodNames:
     cached = getattr(rules, "_feature_classes_names", None)
     if cached is None:
-        cached = MethodNames([c for f in rules.features for c in f.classes])
+        cached = MethodNames(feature_class_globs(rules))
         object.__setattr__(rules, "_feature_classes_names", cached)
     return cached
 

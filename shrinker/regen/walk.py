@@ -132,12 +132,25 @@ def follow_moved_roots(rules_file: Path, steps: list[RegenResult]) -> list[str]:
 def follow_moved_names(rules_file: Path, steps: list[RegenResult]) -> list[str]:
     """Rewrite the quoted rule names under every prefix a step followed to its new place, step by
     step (a -> b, then b -> c gives c); the rest of the file stays byte for byte."""
-    text, done = rules_file.read_text(), []
-    for step in steps:
-        text, moved = adopt_moves(text, step.rule_moves)
+    return _rewrite_moves(rules_file, [step.rule_moves for step in steps])
+
+
+def follow_moved_surface(surface_file: Path, steps: list[RegenResult]) -> list[str]:
+    """The verify surface's names of roots that moved (its CLI modules), rewritten as the rules' roots
+    are (exact string edits, step by step)."""
+    if not surface_file.exists():
+        return []
+    return _rewrite_moves(surface_file, [step.moves for step in steps])
+
+
+def _rewrite_moves(path: Path, moves_per_step: list[dict[str, str]]) -> list[str]:
+    """adopt_moves for each step's moves in turn, written back only when something moved."""
+    text, done = path.read_text(), []
+    for moves in moves_per_step:
+        text, moved = adopt_moves(text, moves)
         done += moved
     if done:
-        rules_file.write_text(text)
+        path.write_text(text)
     return done
 
 
@@ -186,17 +199,3 @@ def write_walk_report(result: WalkResult, profile: str) -> Path:
         lines += ["", "## Not reached", "", *[f"- {s}" for s in not_reached]]
     md.write_text("\n".join(lines) + "\n")
     return md
-
-
-def follow_moved_surface(surface_file: Path, steps: list[RegenResult]) -> list[str]:
-    """The verify surface's names of roots that moved (its CLI modules), rewritten as the rules' roots
-    are (exact string edits, step by step)."""
-    if not surface_file.exists():
-        return []
-    text, done = surface_file.read_text(), []
-    for step in steps:
-        text, moved = adopt_moves(text, step.moves)
-        done += moved
-    if done:
-        surface_file.write_text(text)
-    return done

@@ -75,6 +75,11 @@ def vocabulary_patterns(strings: Sequence[str], families: Sequence[str] = ()) ->
             rf"\b_?(?:is|use|has)_(?:{either})(?:_\w*)?\b"]
 
 
+def feature_class_globs(rules) -> list[str]:
+    """The class globs every [[features]] rule names (`classes`): removed with their feature."""
+    return [c for f in rules.features for c in f.classes]
+
+
 def without_predicates(platform: Platform) -> Platform:
     """The platform rules less their predicates and strings (a table of feature decisions alone)."""
     strings = platform.strings.model_copy(update={"strings": [], "device_keys": []})
