@@ -63,6 +63,8 @@ class Fold:
 
 
 def _pure_pattern_matches(pattern: str, name: str, call: cst.Call) -> bool:
+    if "." in pattern.split("(")[0]:  # `CapabilityRequirement.cuda`: the dotted callee as written
+        name = cst.helpers.get_full_name_for_node(call.func) or ""
     if pattern.endswith('("")'):
         return (fnmatch.fnmatchcase(name, pattern[:-4]) and bool(call.args)
                 and all(isinstance(a.value, cst.SimpleString) and not a.keyword and not a.star for a in call.args))
@@ -511,7 +513,8 @@ class PredicateScope:
         # rules.platform.parameters of this module: qualname -> {parameter: value}
         prefix = self.folder.module + ":"
         self._fixed_rules: dict[str, dict[str, bool]] = {}
-        for rule in inputs.rules.platform.parameters:
+        # rules.features' parameters are in the table only in the features batch
+        for rule in [*inputs.rules.platform.parameters, *(p for f in inputs.table.features for p in f.parameters)]:
             if rule.function.startswith(prefix):
                 self._fixed_rules.setdefault(rule.function[len(prefix):], {})[rule.name] = rule.value
         self._names: list[str] = []  # enclosing classes and functions
@@ -623,7 +626,7 @@ def feature_words(inputs: CodemodInputs) -> tuple[str, ...]:
     words: list[str] = []
     for feature in inputs.table.features:
         words += [p.name for p in feature.predicates] + [v.name for v in feature.values]
-        words += [*feature.calls, *(c.name for c in feature.constants)]
+        words += [*feature.calls, *(c.name for c in feature.constants), *(p.name for p in feature.parameters)]
     return tuple(words)
 
 

@@ -200,13 +200,20 @@ def _cut_package(module: str, reach: Reach) -> str | None:
 
 def active_rules(rules: Rules, version: str) -> Rules:
     """The rules as they stand for upstream `version`: a keep rule `since` a later release is left out
-    (its target may exist already, unused: keeping it there would change that release's tree)."""
+    (its target may exist already, unused: keeping it there would change that release's tree), and so
+    is a fixed parameter `since` a later release (its function has no such parameter yet)."""
     try:
         current = Version(version)
     except InvalidVersion:  # no version (a local tree) or not PEP 440: every rule applies
         return rules
-    keep = [r for r in rules.keep if not r.since or current >= Version(r.since)]
-    return rules if len(keep) == len(rules.keep) else rules.model_copy(update={"keep": keep})
+    active = lambda items: [r for r in items if not r.since or current >= Version(r.since)]  # noqa: E731
+    keep = active(rules.keep)
+    platform = rules.platform.model_copy(update={"parameters": active(rules.platform.parameters)})
+    features = [f.model_copy(update={"parameters": active(f.parameters)}) for f in rules.features]
+    if (keep == rules.keep and platform.parameters == rules.platform.parameters
+            and all(f.parameters == g.parameters for f, g in zip(features, rules.features))):
+        return rules
+    return rules.model_copy(update={"keep": keep, "platform": platform, "features": features})
 
 
 def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True,

@@ -14,7 +14,7 @@ from shrinker.graph.records import Decision
 from shrinker.plan.batches import BatchPlan, make_batches
 from shrinker.plan.decide import decide
 from shrinker.plan.manifests import summarize, write_manifests
-from shrinker.plan.reach import Reach, compute_reach
+from shrinker.plan.reach import Reach, active_rules, compute_reach
 from shrinker.plan.serving import architecture_selections
 from shrinker.plan.moves import follow_release
 from shrinker.rules.load import load_rules
@@ -53,7 +53,7 @@ def analyse(upstream: Upstream, rules: Rules, *, jobs: int = 2, strict: bool = T
 
 
 def plan_extra(reach: Reach, root: Path | None = None, rules: Rules | None = None, *,
-               problems: list[str] | None = None) -> dict:
+               problems: list[str] | None = None, version: str = "") -> dict:
     """What apply's codemods need beyond the file lists: removed registry keys and the cut imports;
     with `root` and `rules`, the call sites that bear out each fixed-parameter rule
     (shrinker/rules/parameters.py), which raises ShrinkError when one does not hold — or, given a
@@ -61,7 +61,7 @@ def plan_extra(reach: Reach, root: Path | None = None, rules: Rules | None = Non
     parameters: dict = {}
     if root is not None and rules is not None:
         try:
-            parameters = check_parameters(root, rules)
+            parameters = check_parameters(root, active_rules(rules, version))
         except ShrinkError as err:
             if problems is None:
                 raise
@@ -93,7 +93,7 @@ def make_plan(profile: str = "deepseek", spec: str | None = None, *, jobs: int =
     summary = summarize(decisions, upstream.spec, upstream.version, profile)
     out_dir = out_dir or paths.manifests_dir(profile, upstream.version)
     # fails, naming the call, when a fixed-parameter rule does not hold
-    write_manifests(out_dir, decisions, batches, summary, plan_extra(reach, upstream.root, rules))
+    write_manifests(out_dir, decisions, batches, summary, plan_extra(reach, upstream.root, rules, version=upstream.version))
     seconds = time.perf_counter() - start
     return PlanResult(upstream, rules, graph, reach, decisions, batches, summary, out_dir, seconds)
 

@@ -189,7 +189,8 @@ def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: 
                                                              for n, u in sorted(fresh.items()) if n not in folded]}
     out_dir = paths.manifests_dir(profile, new_up.version)
     summary = summarize(new_decisions, new_up.spec, new_up.version, profile)
-    extra = plan_extra(new_reach, new_up.root, rules, problems=result.attention["rules_whose_targets_vanished"])
+    extra = plan_extra(new_reach, new_up.root, rules, problems=result.attention["rules_whose_targets_vanished"],
+                       version=new_up.version)
     write_manifests(out_dir, new_decisions, new_batches, summary, extra)
     if run_apply and not (result.attention["rules_whose_targets_vanished"]
                           or result.attention["kept_architectures_select_removed_keys"]):

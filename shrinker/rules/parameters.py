@@ -69,7 +69,8 @@ def _param_slot(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, method: b
 def check_parameters(root: Path, rules: Rules, files: list[tuple[str, str]] | None = None
                      ) -> dict[str, list[CallSite]]:
     """{"module:qualname(name)": call sites} for every rule; ShrinkError naming what does not hold."""
-    params: list[FixedParameter] = list(rules.platform.parameters)
+    features = [p for f in rules.features for p in f.parameters]
+    params: list[FixedParameter] = [*rules.platform.parameters, *features]
     if not params:
         return {}
     table = PredicateTable(rules.platform)
@@ -96,12 +97,22 @@ def check_parameters(root: Path, rules: Rules, files: list[tuple[str, str]] | No
             continue
         if line := _rebinds(fn, rule.name):
             problems.append(f"{key}: {path}:{line} assigns {rule.name} inside the function")
+        # a constructor's callers call the class; a subclass's super().__init__ is not read, so it fails
+        owner = qualname.split(".")[-2] if qualname.endswith(".__init__") else ""
+        callee = owner or fn.name
+        if owner:
+            problems += [f"{key}: {rel}:{line} subclasses {owner} (its super().__init__ calls are not checked)"
+                         for rel, source in sources for line in _subclasses(source, owner)]
+        cut = features and rule in features
         sites: list[CallSite] = []
-        call_word = re.compile(rf"\b{re.escape(fn.name)}\s*\(")
+        call_word = re.compile(rf"\b{re.escape(callee)}\s*\(")
         for rel, source in sources:
             if not call_word.search(source):
                 continue
-            for line, expr, passed in _calls(source, fn.name, rule.name, index, default):
+            removed = _removed_registrations(rules, rel, source) if cut else []
+            for line, expr, passed in _calls(source, callee, rule.name, index, default):
+                if any(start <= line <= end for start, end in removed):
+                    continue  # inside a removed registry key's function: the cut takes the call with it
                 value = evaluate(expr, table, module) if expr is not None else None
                 site = CallSite(rel, line, passed)
                 if value is not rule.value:
@@ -111,6 +122,34 @@ def check_parameters(root: Path, rules: Rules, files: list[tuple[str, str]] | No
     if problems:
         raise ShrinkError("rules.platform.parameters do not hold: " + "; ".join(problems))
     return out
+
+
+def _subclasses(source: str, name: str) -> list[int]:
+    """Lines of the classes in `source` that list `name` among their bases."""
+    if not re.search(rf"class\s+\w+\s*\([^)]*\b{re.escape(name)}\b", source):
+        return []
+    return [node.lineno for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ClassDef)
+            and any((b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "") == name
+                    for b in node.bases)]
+
+
+def _removed_registrations(rules: Rules, rel: str, source: str) -> list[tuple[int, int]]:
+    """Line spans of the functions of `rel` registered under a key a decorator registry removes
+    (`@register_attention_backend("fa4")`): the registry codemod takes them out of the tree."""
+    spans: list[tuple[int, int]] = []
+    for registry in rules.registries:
+        if registry.kind != "decorator" or registry.keep_all_others or rel not in module_paths(registry.module):
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for deco in node.decorator_list:
+                if (isinstance(deco, ast.Call) and deco.args and isinstance(deco.args[0], ast.Constant)
+                        and (deco.func.id if isinstance(deco.func, ast.Name) else
+                             getattr(deco.func, "attr", "")) == registry.decorator
+                        and deco.args[0].value not in registry.keep):
+                    spans.append((node.lineno, node.end_lineno or node.lineno))
+    return spans
 
 
 def _calls(source: str, fn_name: str, param: str, index: int | None, default: ast.expr | None):

@@ -62,12 +62,16 @@ class PlatformStrings(_Strict):
 class FixedParameter(_Strict):
     """A parameter every caller passes the same platform value (`try_fused_hc_post_pre(...,
     _is_gfx95_supported)`): folded like a predicate inside that function. The plan checks each call
-    in the tree against the rule and fails when one passes anything else."""
+    in the tree against the rule and fails when one passes anything else. Under [[features]]: every
+    caller the cut leaves (a call inside a removed registry key's function does not count)."""
 
-    function: str = Field(description="`module:qualname` of the function (`pkg.mod:Class.method`).")
+    function: str = Field(description="`module:qualname` of the function (`pkg.mod:Class.method`); "
+                                      "`Class.__init__` means the calls `Class(...)`.")
     name: str = Field(description="The parameter.")
     value: bool
     reason: str
+    since: str = Field("", description="The first upstream release that has the parameter; older releases "
+                                       "plan without the rule.")
 
 
 class Platform(_Strict):
@@ -145,6 +149,9 @@ class Feature(_Strict):
                                description="Classes (globs) of kept modules that serve the feature alone: removed "
                                            "with their table entries (remove_feature_classes), as "
                                            "platform.classes are.")
+    parameters: list[FixedParameter] = Field(default_factory=list,
+                                             description="Parameters only removed callers pass another value: "
+                                                         "folded inside their function in the features batch.")
 
 
 class Registry(_Strict):

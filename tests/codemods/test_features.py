@@ -177,6 +177,33 @@ class TestDeadFeatureBranches(_FeatureTest):
                                       module="sglang.jit_kernel.flash_attention")
         assert again == out and not +second.changes
 
+    def test_feature_parameter_folds_in_its_function(self) -> None:
+        # 0.5.22's TritonAttnBackend: only the removed "fa4" factory passes dllm_fa4=True
+        code = """
+            class TritonAttnBackend:
+                def __init__(self, runner, *, dllm_fa4: bool = False):
+                    self.kv_indptr = torch.zeros(8, dtype=torch.int32 if dllm_fa4 else torch.int64)
+                    if dllm_fa4:
+                        from sglang.srt.dllm.attention import DllmFlashAttention
+
+                        self.dllm_attention = DllmFlashAttention(self)
+
+                def other(self, dllm_fa4):
+                    if dllm_fa4:
+                        return 1
+            """
+        module = "sglang.srt.layers.attention.triton_backend"
+        source = self.make_fixture_data(code)
+        out, _ = run_transform(RemoveDeadBranches, source, feature_inputs(),
+                               path="sglang/srt/layers/attention/triton_backend.py", module=module)
+        assert "DllmFlashAttention" not in out and "dtype=torch.int64)" in out
+        assert "def other(self, dllm_fa4):\n        if dllm_fa4:" in out  # another function's parameter stays
+        again, second = run_transform(RemoveDeadBranches, out, feature_inputs(),
+                                      path="sglang/srt/layers/attention/triton_backend.py", module=module)
+        assert again == out and not +second.changes
+        # elsewhere (another module) nothing folds
+        self.assertUnchanged(code)
+
     def test_enum_member_value_folds_its_branch(self) -> None:
         """0.5.20's attention_backend_setup: pure SSM models take the Mamba backend, which goes with
         hybrid linear attention; a DeepSeek config is never AttentionArch.SSM (rule never_members)."""
@@ -439,6 +466,30 @@ class TestFeatureRegistrations(PlatformCodemodTest):
             """
             register_kernel(KernelSpec(op="m.keep", target="sglang.kernels.ops.mamba.transfer_mamba:run",
                                        capabilities=frozenset(compute_caps())))
+            """,
+            inputs=inputs,
+        )
+
+    def test_kernel_record_with_an_arch_window_goes(self) -> None:
+        # 0.5.22's kernels/ops/attention/__init__.py: FA4's D512 GQA record names its SM window
+        inputs = _inputs_removing("sglang.kernels.ops.attention.flash_attention_v4")
+        self.assertCodemod(
+            """
+            register_kernel(
+                KernelSpec(
+                    op="attention.flash_attn_gqa_512",
+                    target="sglang.kernels.ops.attention.flash_attention_v4:flash_attn_gqa_512",
+                    capabilities=frozenset(
+                        {CapabilityRequirement.cuda(min_sm=(10, 0), max_sm=(11, 9))}
+                    ),
+                )
+            )
+            register_kernel(KernelSpec(op="x", target="sglang.kernels.ops.attention.flash_attention_v4:f",
+                                       capabilities=frozenset({device.cuda(min_sm=(9, 0))})))
+            """,
+            """
+            register_kernel(KernelSpec(op="x", target="sglang.kernels.ops.attention.flash_attention_v4:f",
+                                       capabilities=frozenset({device.cuda(min_sm=(9, 0))})))
             """,
             inputs=inputs,
         )

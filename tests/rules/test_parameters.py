@@ -22,7 +22,9 @@ def try_fused(x, residual, is_gfx95_supported, *, eager=False):
 
 def rules_with(*params: FixedParameter):
     rules = load_rules("deepseek")
-    return rules.model_copy(update={"platform": rules.platform.model_copy(update={"parameters": list(params)})})
+    features = [f.model_copy(update={"parameters": []}) for f in rules.features]
+    return rules.model_copy(update={"platform": rules.platform.model_copy(update={"parameters": list(params)}),
+                                    "features": features})
 
 
 RULE = FixedParameter(function="pkg.amd.fused:try_fused", name="is_gfx95_supported", value=False, reason="test")
@@ -66,3 +68,62 @@ def test_the_function_rebinding_the_parameter_fails() -> None:
     body = FUSED.replace("    if not", "    is_gfx95_supported = probe()\n    if not")
     with pytest.raises(ShrinkError, match="assigns is_gfx95_supported"):
         check_parameters(Path("."), rules_with(RULE), [("python/pkg/amd/fused.py", body)])
+
+
+# -- [[features]].parameters: only the callers the cut leaves count ---------------------------------
+BACKEND = '''
+class TritonAttnBackend:
+    def __init__(self, runner, skip_prefill=False, *, dllm_fa4: bool = False):
+        self.fa4 = dllm_fa4
+'''
+REGISTRY = '''
+@register_attention_backend("triton")
+def create_triton_backend(runner):
+    return TritonAttnBackend(runner)
+
+
+@register_attention_backend("fa4")
+def create_flashattention_v4_backend(runner):
+    return TritonAttnBackend(runner, dllm_fa4=True)
+'''
+FEATURE_RULE = FixedParameter(function="sglang.srt.layers.attention.triton_backend:TritonAttnBackend.__init__",
+                              name="dllm_fa4", value=False, since="0.5.22", reason="test")
+
+
+def feature_rules_with(param: FixedParameter):
+    rules = rules_with()
+    features = [f.model_copy(update={"parameters": [param] if i == 0 else []}) for i, f in enumerate(rules.features)]
+    return rules.model_copy(update={"features": features})
+
+
+def backend_files(registry: str = REGISTRY, extra: str = "") -> list[tuple[str, str]]:
+    return [("python/sglang/srt/layers/attention/triton_backend.py", BACKEND + extra),
+            ("python/sglang/srt/layers/attention/attention_registry.py", registry)]
+
+
+def test_a_feature_parameter_ignores_the_calls_of_a_removed_registry_key() -> None:
+    # "fa4" is not in attention_backends.keep: its factory goes, and its dllm_fa4=True with it
+    sites = check_parameters(Path("."), feature_rules_with(FEATURE_RULE), backend_files())
+    key = "sglang.srt.layers.attention.triton_backend:TritonAttnBackend.__init__(dllm_fa4)"
+    assert [(s.line, s.passed) for s in sites[key]] == [(4, "default: False")]
+
+
+def test_a_kept_caller_passing_the_other_value_fails() -> None:
+    kept = REGISTRY.replace('backend("fa4")', 'backend("triton")')
+    with pytest.raises(ShrinkError, match="attention_registry.py:9 passes True"):
+        check_parameters(Path("."), feature_rules_with(FEATURE_RULE), backend_files(kept))
+
+
+def test_a_subclass_of_the_constructors_class_fails() -> None:
+    sub = "\n\nclass DraftBackend(TritonAttnBackend):\n    pass\n"
+    with pytest.raises(ShrinkError, match="subclasses TritonAttnBackend"):
+        check_parameters(Path("."), feature_rules_with(FEATURE_RULE), backend_files(extra=sub))
+
+
+def test_a_parameter_rule_applies_from_its_release_on() -> None:
+    from shrinker.plan.reach import active_rules
+
+    rules = feature_rules_with(FEATURE_RULE)
+    assert not [p for f in active_rules(rules, "0.5.21").features for p in f.parameters]
+    assert [p for f in active_rules(rules, "0.5.22").features for p in f.parameters] == [FEATURE_RULE]
+    assert active_rules(rules, "0.5.22") is rules
