@@ -78,6 +78,17 @@ def _feature_class_names(rules: Rules) -> MethodNames:
     return cached
 
 
+def _feature_parameters(rules: Rules) -> dict[str, dict[str, bool]]:
+    """{"module:qualname": {parameter: value}} of rules.features' fixed parameters, built once per Rules."""
+    cached = getattr(rules, "_feature_parameter_values", None)
+    if cached is None:
+        cached = {}
+        for param in (p for f in rules.features for p in f.parameters):
+            cached.setdefault(param.function, {})[param.name] = param.value
+        object.__setattr__(rules, "_feature_parameter_values", cached)
+    return cached
+
+
 def platform_method_names(rules: Rules) -> MethodNames:
     return _cached_names(rules, "methods")
 
@@ -127,8 +138,9 @@ def record_dead(record: dict, importer: str, view: RegistryView, table: Predicat
             if part in classes:
                 return DeadReason("feature_guard", f"only inside class {part}, which serves a feature rules.features cut",
                                   codemod="remove_feature_classes")
+    fixed = _feature_parameters(rules).get(f"{importer}:{function}") if features is not None else None
     for guard in record.get("guards", []) if features is not None else ():
-        if evaluate_source(guard, features, importer) is False:
+        if evaluate_source(guard, features, importer, fixed) is False:
             return DeadReason("feature_guard", f"only under `if {guard}` (False without the features rules.features cut)")
     for guard in record.get("guards", []) if architectures is not None else ():
         if evaluate_source(guard, architectures, importer) is False:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 import re
 from functools import lru_cache
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import libcst as cst
 
@@ -232,11 +232,15 @@ def platform_attribute_probe(node: cst.Call, platform: Platform) -> str | None:
     return name if name in platform.attributes else None
 
 
-def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "") -> bool | None:
+def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "",
+             fixed: Mapping[str, bool] | None = None) -> bool | None:
     """The value of a boolean expression on CUDA, or None when it depends on anything else.
-    `module`: where the expression stands (feature value rules scoped to modules)."""
+    `module`: where the expression stands (feature value rules scoped to modules); `fixed`: the
+    parameters a rule fixes in the function it stands in (rules' [[...parameters]])."""
     if isinstance(node, cst.Name) and node.value in ("True", "False"):
         return node.value == "True"
+    if fixed and isinstance(node, cst.Name) and node.value in fixed:
+        return fixed[node.value]
     if isinstance(node, (cst.Name, cst.Attribute)):
         name = _name_of(node)
         return table.value(name, called=False) if name else None
@@ -251,13 +255,13 @@ def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "") 
             return None
         return table.value(name, called=True)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
-        inner = evaluate(node.expression, table, module)
+        inner = evaluate(node.expression, table, module, fixed)
         return None if inner is None else not inner
     if isinstance(node, cst.BooleanOperation):
-        left, right = evaluate(node.left, table, module), evaluate(node.right, table, module)
+        left, right = evaluate(node.left, table, module, fixed), evaluate(node.right, table, module, fixed)
         return combine(left, right, isinstance(node.operator, cst.And))
     if isinstance(node, cst.NamedExpr):  # `if cfg := mambaish_config(x):` tests the value
-        return evaluate(node.value, table, module)
+        return evaluate(node.value, table, module, fixed)
     if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
         return _compare(node.left, node.comparisons[0], table, module)
     return None
@@ -364,6 +368,7 @@ def _parse(text: str) -> cst.BaseExpression | None:
     return None
 
 
-def evaluate_source(text: str, table: PredicateTable, module: str = "") -> bool | None:
+def evaluate_source(text: str, table: PredicateTable, module: str = "",
+                    fixed: Mapping[str, bool] | None = None) -> bool | None:
     node = _parse(text)
-    return None if node is None else evaluate(node, table, module)
+    return None if node is None else evaluate(node, table, module, fixed)

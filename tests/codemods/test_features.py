@@ -573,6 +573,14 @@ def test_planner_marks_feature_guards_apart() -> None:
     hip = {"guards": ["_is_hip"], "function": ""}
     assert record_dead(hip, "m", RegistryView(), table, rules, features).code == "platform_guard"
 
+    # a fixed feature parameter decides a guard only inside its own function (0.5.22's dllm_fa4)
+    dllm = {"guards": ["dllm_fa4"], "function": "TritonAttnBackend.__init__"}
+    backend = "sglang.srt.layers.attention.triton_backend"
+    assert record_dead(dllm, backend, RegistryView(), table, rules, features).code == "feature_guard"
+    assert record_dead({**dllm, "function": "TritonAttnBackend.other"}, backend, RegistryView(), table, rules,
+                       features) is None
+    assert record_dead(dllm, "m", RegistryView(), table, rules, features) is None
+
 
 def test_fold_features_implies_dead_branches_only() -> None:
     from shrinker.codemods.pipeline import resolve_codemods

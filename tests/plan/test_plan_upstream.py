@@ -17,7 +17,7 @@ def plan(real_upstream, tmp_path_factory):
     graph, reach, decisions, batches = analyse(real_upstream, rules)
     out = tmp_path_factory.mktemp("manifests")
     summary = summarize(decisions, real_upstream.spec, real_upstream.version, "deepseek")
-    write_manifests(out, decisions, batches, summary, plan_extra(reach, real_upstream.root, rules))
+    write_manifests(out, decisions, batches, summary, plan_extra(reach, real_upstream.root, rules, version=real_upstream.version))
     return {"graph": graph, "reach": reach, "decisions": {d.path: d for d in decisions}, "out": out,
             "summary": summary, "rules": rules}
 
