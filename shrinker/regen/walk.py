@@ -69,8 +69,9 @@ def walk(to_spec: str | None = None, *, from_spec: str | None = None, profile: s
     check_target(origin, to_spec)
     result = WalkResult(origin, to_spec, planned=releases_between(origin, to_spec))
     previous, rules = origin, load_rules(profile)
+    carried: list[tuple[dict[str, str], dict[str, str]]] = []  # (roots, names) moved from the pin to origin
     if origin != pin:
-        rules = rules_at(rules, pin, origin, with_kernel=with_kernel, jobs=jobs, log=log)
+        rules, carried = rules_at(rules, pin, origin, with_kernel=with_kernel, jobs=jobs, log=log)
     for i, spec in enumerate(result.planned, 1):
         log(f"step {i}/{len(result.planned)}: {previous} -> {spec}")
         step = regen(spec, from_spec=previous, profile=profile, with_kernel=with_kernel, run_apply=run_apply,
@@ -87,39 +88,46 @@ def walk(to_spec: str | None = None, *, from_spec: str | None = None, profile: s
             break
         passed.append(step)
     if adopt and passed:
+        # the moves of a resumed walk's releases before `origin` too: the rules file still names the pin's
+        moves = carried + [(step.moves, step.rule_moves) for step in passed]
         fetch(passed[-1].to_spec, with_kernel=with_kernel, pin=True)
-        follow_moved_roots(paths.rules_dir() / f"{profile}.toml", passed)
-        follow_moved_names(paths.rules_dir() / f"{profile}.toml", passed)
-        follow_moved_surface(paths.rules_dir() / f"{profile}-verify.toml", passed)
+        follow_moved_roots(paths.rules_dir() / f"{profile}.toml", [roots for roots, _ in moves])
+        follow_moved_names(paths.rules_dir() / f"{profile}.toml", [names for _, names in moves])
+        follow_moved_surface(paths.rules_dir() / f"{profile}-verify.toml", [roots for roots, _ in moves])
         result.adopted = passed[-1].to_spec
     result.seconds = round(time.perf_counter() - start, 2)
     result.report = write_walk_report(result, profile)
     return result
 
 
-def rules_at(rules: Rules, pin: str, origin: str, *, with_kernel: bool, jobs: int, log=lambda msg: None) -> Rules:
+def rules_at(rules: Rules, pin: str, origin: str, *, with_kernel: bool, jobs: int, log=lambda msg: None
+             ) -> tuple[Rules, list[tuple[dict[str, str], dict[str, str]]]]:
     """The rules as a walk from the pin carries them to `origin` (a resumed walk): the roots and
-    names every release in between moved, followed (plans only: graphs from the parse cache)."""
+    names every release in between moved, followed (plans only: graphs from the parse cache); and
+    those moves, release by release ((roots, names)), for --adopt to write."""
     previous = build_graph(fetch(pin, with_kernel=with_kernel, pin=False).root, jobs=jobs)
+    moves = []
     for spec in releases_between(pin, origin):
         log(f"following moves to {spec}")
         graph = build_graph(fetch(spec, with_kernel=with_kernel, pin=False).root, jobs=jobs)
-        rules, roots, _ = follow_release(rules, previous, graph)
-        rules = follow_roots(rules, {root: move.successor for root, move in roots.items()})
+        rules, roots, names = follow_release(rules, previous, graph)
+        successors = {root: move.successor for root, move in roots.items()}
+        rules = follow_roots(rules, successors)
+        moves.append((successors, {m.old: m.new for m in names}))
         previous = graph
-    return rules
+    return rules, moves
 
 
 ROOT_LINE = 'module = "{}"'
 
 
-def follow_moved_roots(rules_file: Path, steps: list[RegenResult]) -> list[str]:
+def follow_moved_roots(rules_file: Path, moves_per_step: list[dict[str, str]]) -> list[str]:
     """Rewrite `module = "<root>"` to its successor for every root a step followed (exact line edits:
     the rest of the file, comments included, stays byte for byte)."""
     text = rules_file.read_text()
     done = []
-    for step in steps:
-        for old, new in step.moves.items():
+    for moves in moves_per_step:
+        for old, new in moves.items():
             line = ROOT_LINE.format(old)
             if re.search(rf"^{re.escape(line)}$", text, flags=re.M):
                 text = re.sub(rf"^{re.escape(line)}$", ROOT_LINE.format(new), text, flags=re.M)
@@ -129,18 +137,18 @@ def follow_moved_roots(rules_file: Path, steps: list[RegenResult]) -> list[str]:
     return done
 
 
-def follow_moved_names(rules_file: Path, steps: list[RegenResult]) -> list[str]:
+def follow_moved_names(rules_file: Path, moves_per_step: list[dict[str, str]]) -> list[str]:
     """Rewrite the quoted rule names under every prefix a step followed to its new place, step by
     step (a -> b, then b -> c gives c); the rest of the file stays byte for byte."""
-    return _rewrite_moves(rules_file, [step.rule_moves for step in steps])
+    return _rewrite_moves(rules_file, moves_per_step)
 
 
-def follow_moved_surface(surface_file: Path, steps: list[RegenResult]) -> list[str]:
+def follow_moved_surface(surface_file: Path, moves_per_step: list[dict[str, str]]) -> list[str]:
     """The verify surface's names of roots that moved (its CLI modules), rewritten as the rules' roots
     are (exact string edits, step by step)."""
     if not surface_file.exists():
         return []
-    return _rewrite_moves(surface_file, [step.moves for step in steps])
+    return _rewrite_moves(surface_file, moves_per_step)
 
 
 def _rewrite_moves(path: Path, moves_per_step: list[dict[str, str]]) -> list[str]:

@@ -99,5 +99,7 @@ def test_a_resumed_walk_starts_from_the_rules_the_walk_from_the_pin_would_carry(
     monkeypatch.setattr(walk, "fetch", lambda spec, **_: SimpleNamespace(root=trees[spec]))
     monkeypatch.setattr(walk, "releases_between", lambda a, b: ["pypi:pkg==2"])
     rules = _rules(remove=[{"pattern": "pkg.jit.fa.**", "reason": "fa4 kernels", "category": "feature"}])
-    carried = walk.rules_at(rules, "pypi:pkg==1", "pypi:pkg==2", with_kernel=False, jobs=1)
+    carried, moves = walk.rules_at(rules, "pypi:pkg==1", "pypi:pkg==2", with_kernel=False, jobs=1)
     assert [r.pattern for r in carried.remove] == ["pkg.ops.attention.fa.**"]
+    # what --adopt writes into the rules file for the releases before a resumed walk's start
+    assert moves == [({}, {"pkg.jit.fa": "pkg.ops.attention.fa"})]

@@ -218,7 +218,7 @@ def test_adopting_rewrites_only_the_root_lines_that_followed_a_move(tmp_path):
             'reason = "again"\n[[roots]]\nmodule = "pkg.bench_x_other"\nreason = "c"\n')
     rules.write_text(text)
     step = RegenResult("a", "b", moves={"pkg.bench_x": "pkg.bench.x"})
-    assert follow_moved_roots(rules, [step]) == ["pkg.bench_x -> pkg.bench.x"]
+    assert follow_moved_roots(rules, [step.moves]) == ["pkg.bench_x -> pkg.bench.x"]
     assert rules.read_text() == text.replace('\nmodule = "pkg.bench_x"\n', '\nmodule = "pkg.bench.x"\n')
 
 
@@ -246,7 +246,7 @@ def test_a_walk_resumed_from_a_release_starts_there_and_checks_it(monkeypatch, t
     monkeypatch.setattr("shrinker.regen.run.pypi_releases", lambda name: releases)
     monkeypatch.setattr(walk, "pinned_spec", lambda: "pypi:sglang==0.5.16")
     monkeypatch.setattr(walk, "load_rules", lambda profile: "rules as written")
-    monkeypatch.setattr(walk, "rules_at", lambda rules, pin, origin, **_: f"{rules} carried from {pin} to {origin}")
+    monkeypatch.setattr(walk, "rules_at", lambda rules, pin, origin, **_: (f"{rules} carried from {pin} to {origin}", []))
     seen = []
 
     def step(spec, *, from_spec, rules, run_apply=True, **_):
@@ -333,5 +333,5 @@ def test_the_verify_surface_follows_the_roots_a_walk_moved(tmp_path):
     text = '[cli]\n# keep me\nmodules = ["sglang.launch_server", "sglang.bench_one_batch"]\n'
     verify_toml.write_text(text)
     step = RegenResult("a", "b", moves={"sglang.bench_one_batch": "sglang.benchmark.one_batch"})
-    assert follow_moved_surface(verify_toml, [step]) == ["sglang.bench_one_batch -> sglang.benchmark.one_batch (1x)"]
+    assert follow_moved_surface(verify_toml, [step.moves]) == ["sglang.bench_one_batch -> sglang.benchmark.one_batch (1x)"]
     assert verify_toml.read_text() == text.replace('"sglang.bench_one_batch"', '"sglang.benchmark.one_batch"')
