@@ -110,11 +110,12 @@ def never_evaluated(tree: ast.Module) -> set[tuple[int, int]]:
                     roots.append(inner.annotation)
         if future and isinstance(node, ast.AnnAssign):
             roots.append(node.annotation)
-        # a string annotation is never evaluated (pyflakes reports the names in it at the string)
+        # a string annotation is never evaluated (pyflakes reports the names in it at the string),
+        # nor is a string inside one (`-> Tuple[Tensor, "HcCoefficients"]`: a forward reference)
         annotation = getattr(node, "annotation", None) if isinstance(node, (ast.AnnAssign, ast.arg)) else None
         for ann in (annotation, getattr(node, "returns", None)):
-            if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-                roots.append(ann)
+            if ann is not None:
+                roots += [s for s in ast.walk(ann) if isinstance(s, ast.Constant) and isinstance(s.value, str)]
     return {(n.lineno, n.col_offset) for root in roots for n in ast.walk(root) if isinstance(n, (ast.Name, ast.Constant))}
 
 

@@ -30,6 +30,15 @@ def test_string_annotations_are_not_evaluated() -> None:
     assert extract(source, "m", False, frozenset()).undefined == [(3, "UndefinedName", "Missing")]
 
 
+def test_a_string_inside_an_annotation_is_a_forward_reference() -> None:
+    # 0.5.22's deepseek_v4_fused_mhc: HcCoefficients comes from a TYPE_CHECKING import of a HIP module
+    source = (b'def hc_boundary(x) -> Tuple[Tensor, "HcCoefficients"]:\n    return x\n\n\n'
+              b'def f(c: Dict[str, "Coefficients"], d=Missing): pass\n')
+    assert extract(source, "m", False, frozenset()).undefined == [
+        (1, "UndefinedName", "Tuple"), (1, "UndefinedName", "Tensor"), (5, "UndefinedName", "Dict"),
+        (5, "UndefinedName", "Missing")]
+
+
 def test_certain_imports_are_module_level_outside_every_branch() -> None:
     source = b'''import a
 from b import c
