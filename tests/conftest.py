@@ -63,15 +63,17 @@ def mini_plan(mini_rules, tmp_path):
 
 @pytest.fixture(scope="session")
 def real_upstream():
-    """The pinned v0.5.16 as `make plan` fetches it (sglang + sglang-kernel wheels, ~400 MB once)."""
+    """The pinned release as `make plan` fetches it (sglang + sglang-kernel wheels, once, cached)."""
     from shrinker.errors import ShrinkError
     from shrinker.upstream import fetch, load
+    from shrinker.upstream.pin import read_pin
 
+    pin = read_pin()
     try:
-        return load("pypi:sglang==0.5.16")
+        return load()
     except ShrinkError:
         pass
     try:
-        return fetch("pypi:sglang==0.5.16", pin=False)
+        return fetch(pin.spec if pin else None, pin=False)
     except ShrinkError as exc:
         pytest.skip(f"upstream not available: {exc}")

@@ -1,4 +1,4 @@
-"""Integration: the plan on the real SGLang v0.5.16 (downloaded once by the tests, cached)."""
+"""Integration: the plan on the pinned SGLang release (downloaded once by the tests, cached)."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def test_why_topk_qwen2_and_llama(plan):
 def test_committed_manifests_regenerate_byte_for_byte(plan):
     from shrinker import paths
 
-    committed = paths.manifests_dir("deepseek", "0.5.16")
+    committed = paths.manifests_dir("deepseek", plan["summary"]["version"])
     if not committed.exists():
         pytest.skip("no committed manifests yet")
     for name in ("keep.txt", "remove.txt", "batches.json", "summary.json"):
