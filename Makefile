@@ -36,7 +36,7 @@ test-fast: $(STAMP)  ## unit tests only (no upstream download)
 verify-env: $(STAMP)  ## the pinned release's verify environment (.venv-verify): torch + what sglang imports (once, ~3 min)
 	$(BIN)/shrink verify env
 
-verify: verify-env  ## the work tree against upstream -> reports/deepseek/v0.5.16/verify.{json,md}
+verify: verify-env  ## the work tree against upstream -> reports/deepseek/v<pinned version>/verify.{json,md}
 	$(BIN)/shrink verify
 
 regen: $(STAMP)  ## walk upstream releases to the newest (TO=pypi:sglang==X to choose): reports, exit 1 if a person is needed

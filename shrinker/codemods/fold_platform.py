@@ -134,6 +134,14 @@ class Folder:
             return self.pure(node.left) and all(self.pure(t.comparator) for t in node.comparisons)
         if isinstance(node, cst.Call):
             return self._pure_callee(node) and all(self.pure(a.value) for a in node.args)
+        if isinstance(node, (cst.GeneratorExp, cst.ListComp, cst.SetComp)):
+            # `frozenset(CapabilityRequirement.cuda(min_sm=sm, max_sm=sm) for sm in ((10, 0), (10, 3)))`
+            comp: Optional[cst.CompFor] = node.for_in
+            while comp is not None:
+                if comp.asynchronous or not self.pure(comp.iter) or not all(self.pure(i.test) for i in comp.ifs):
+                    return False
+                comp = comp.inner_for_in
+            return self.pure(node.elt)
         return False
 
     def _pure_callee(self, call: cst.Call) -> bool:

@@ -161,7 +161,7 @@ def tree_dir(spec: Spec, with_kernel: bool = True) -> Path:
 
 
 def fetch(spec_text: str | None = None, *, with_kernel: bool = True, pin: bool = True) -> Upstream:
-    """Fetch SPEC (default: the pin, else v0.5.16); a second call downloads nothing."""
+    """Fetch SPEC (default: the pin, else DEFAULT_SPEC); a second call downloads nothing."""
     if spec_text is None:
         current = read_pin()
         spec_text = current.spec if current else None

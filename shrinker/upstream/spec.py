@@ -1,11 +1,11 @@
-"""Upstream specs: `pypi:sglang==0.5.16` or `git+URL@REF`."""
+"""Upstream specs: `pypi:sglang==0.5.23` or `git+URL@REF` (the default, when nothing is pinned: the release the project pins)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-DEFAULT_SPEC = "pypi:sglang==0.5.16"
+DEFAULT_SPEC = "pypi:sglang==0.5.23"
 
 _PYPI = re.compile(r"^pypi:(?P<name>[A-Za-z0-9_.\-]+)==(?P<version>[A-Za-z0-9_.+\-]+)$")
 _GIT = re.compile(r"^git\+(?P<url>.+?)@(?P<ref>[^@/]+)$")

@@ -484,12 +484,26 @@ class TestFeatureRegistrations(PlatformCodemodTest):
                     ),
                 )
             )
+            register_kernel(
+                KernelSpec(
+                    op="attention.chunk_kda_fwd",
+                    target="sglang.kernels.ops.attention.flash_attention_v4:chunk_kda_fwd",
+                    capabilities=frozenset(
+                        CapabilityRequirement.cuda(min_sm=sm, max_sm=sm)
+                        for sm in ((10, 0), (10, 3))
+                    ),
+                )
+            )
             register_kernel(KernelSpec(op="x", target="sglang.kernels.ops.attention.flash_attention_v4:f",
                                        capabilities=frozenset({device.cuda(min_sm=(9, 0))})))
+            register_kernel(KernelSpec(op="y", target="sglang.kernels.ops.attention.flash_attention_v4:g",
+                                       capabilities=frozenset(probe(sm) for sm in SMS)))
             """,
             """
             register_kernel(KernelSpec(op="x", target="sglang.kernels.ops.attention.flash_attention_v4:f",
                                        capabilities=frozenset({device.cuda(min_sm=(9, 0))})))
+            register_kernel(KernelSpec(op="y", target="sglang.kernels.ops.attention.flash_attention_v4:g",
+                                       capabilities=frozenset(probe(sm) for sm in SMS)))
             """,
             inputs=inputs,
         )

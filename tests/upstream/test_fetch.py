@@ -9,7 +9,7 @@ from shrinker.upstream.spec import parse_spec
 
 
 def test_spec_forms():
-    assert parse_spec(None).text == "pypi:sglang==0.5.16"
+    assert parse_spec(None).text == "pypi:sglang==0.5.23"
     s = parse_spec("pypi:sglang==0.5.14")
     assert (s.source, s.name, s.version, s.slug) == ("pypi", "sglang", "0.5.14", "pypi-sglang-0.5.14")
     g = parse_spec("git+https://github.com/sgl-project/sglang@v0.5.16")
