@@ -318,6 +318,7 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
     def _plan_folds(self) -> None:
         """A removed module raises ImportError at once: fold each `try` to what runs then."""
         points: dict[cst.Try, int] = {}
+        guarded: dict[cst.Try, list[ImportStmt]] = {}
         for stmt in self._dead:
             found = self._enclosing_try(stmt)
             if found is None:
@@ -327,6 +328,7 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
                 continue
             k = list(try_node.body.body).index(top)
             points[try_node] = min(k, points.get(try_node, k))
+            guarded.setdefault(try_node, []).append(stmt)
         for try_node, k in points.items():
             top = try_node.body.body[k]
             handler = next(h for h in try_node.handlers if _catches_import_error(h))
@@ -335,8 +337,11 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
             foldable = only_imports and handler.name is None and (
                 k == 0 or (len(try_node.handlers) == 1 and try_node.finalbody is None))
             if not foldable:
-                self.report(try_node, "a removed module is imported in this try/except ImportError and "
-                                      "the try could not be folded to its except branch")
+                # `except ImportError as e:` (e read), or statements between: the try stays as it is,
+                # its import with it. It raises ModuleNotFoundError where upstream's raises whatever the
+                # module lacked, and the same handler runs: what the fold would make explicit.
+                for stmt in guarded[try_node]:
+                    del self._dead[stmt]
                 continue
             self._folds[try_node] = (k, handler)
             self._dropped.update(try_node.body.body[k:])

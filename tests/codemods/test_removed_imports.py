@@ -304,16 +304,22 @@ def test_evaluated_annotation_is_a_finding_unless_future_annotations() -> None:
     assert future.findings == []
 
 
-def test_try_that_cannot_be_folded_is_a_finding() -> None:
+def test_try_that_cannot_be_folded_stays_as_it_is() -> None:
+    # 0.5.23's DSv4 runtime: `except ImportError as e:` reads e, so no fold; the import stays and fails
+    # into the same handler (ModuleNotFoundError), which is what the fold would have made explicit
     code = """\
-        try:
-            from sglang.srt.hardware_backend.npu.ops import op
-        except ImportError as e:
-            raise RuntimeError(e)
+        if fly is None:
+            try:
+                from sglang.srt.hardware_backend.npu import ops as fly
+
+                origin = "in-tree"
+            except ImportError as e:
+                fly = None
+                logger.warning("unavailable: %s", e)
         """
     out, transform = run(RemoveImportsOfRemovedModules, code, INPUTS)
-    assert "hardware_backend" not in out
-    assert len(transform.findings) == 1 and transform.findings[0].startswith("pkg/mod.py:1: ")
+    assert out == textwrap.dedent(code)
+    assert transform.findings == []
 
 
 def test_star_import_of_removed_module_reports_unresolved_names() -> None:
