@@ -27,7 +27,8 @@ def test_every_deepseek_model_module_is_kept(plan):
              and "deepseek_v4" not in p and "vl" not in p.split("/")[-1] and "janus" not in p and "ocr" not in p
              and "/amd/" not in p]  # deepseek_common/amd is the ROCm part: removed on purpose
     assert len(paths) >= 8  # deepseek_v2, deepseek_nextn, deepseek, deepseek_common/...
-    missing = [p for p in paths if not plan["decisions"][p].keep]
+    # a ROCm-only helper (0.5.23's triton_qk_rmsnorm, imported under `if _use_aiter...`) goes on purpose
+    missing = [p for p in paths if not plan["decisions"][p].keep and "False on CUDA" not in plan["decisions"][p].reason]
     assert missing == []
 
 
