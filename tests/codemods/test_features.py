@@ -170,11 +170,12 @@ class TestDeadFeatureBranches(_FeatureTest):
         self.assertUnchanged(code)
         source = self.make_fixture_data(code)
         out, _ = run_transform(RemoveDeadBranches, source, feature_inputs(),
-                               path="sglang/jit_kernel/flash_attention.py", module="sglang.jit_kernel.flash_attention")
+                               path="sglang/kernels/ops/attention/flash_attention.py",
+                               module="sglang.kernels.ops.attention.flash_attention")
         assert "fa4" not in out and "elif" not in out and "return fa3(q)" in out
         again, second = run_transform(RemoveDeadBranches, out, feature_inputs(),
-                                      path="sglang/jit_kernel/flash_attention.py",
-                                      module="sglang.jit_kernel.flash_attention")
+                                      path="sglang/kernels/ops/attention/flash_attention.py",
+                                      module="sglang.kernels.ops.attention.flash_attention")
         assert again == out and not +second.changes
 
     def test_feature_parameter_folds_in_its_function(self) -> None:
@@ -365,7 +366,7 @@ def test_setup_call_emptying_a_method_leaves_pass() -> None:
     ("(cfg := mambaish_config(runner.model_config))", "", False),
     ("mambaish_config(runner.model_config) is None", "", True),
     ("not (self.fa_impl_ver == 3) and self.fa_impl_ver == 4", "", False),
-    ("ver == 4", "sglang.jit_kernel.flash_attention", False),
+    ("ver == 4", "sglang.kernels.ops.attention.flash_attention", False),
     ("ver == 4", "sgl_kernel.flash_attn", None),
     ("self.server_args.language_only", "", False),
     ("model_runner.model_config.attention_arch == AttentionArch.SSM", "", False),
