@@ -41,6 +41,7 @@ from shrinker.codemods.base import ShrinkCodemod, constant, node_lines, spaced, 
 from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
 from shrinker.rules.patterns import name_glob_regex
+from shrinker.rules.parameters import fixed_values
 from shrinker.rules.predicates import (architecture_compare, combine, env_flag_name, never_compare,
                                        platform_attribute_probe, platform_name, vocabulary_patterns)
 
@@ -518,13 +519,13 @@ class PredicateScope:
         self._reported_params: set[str] = set()
         self.folder = Folder(inputs, self._is_param, self._param_seen, self._param_value)
         self.folder.module = self.context.full_module_name or ""
-        # rules.platform.parameters of this module: qualname -> {parameter: value}
+        # the fixed parameters of this module's functions: qualname -> {parameter: value}; rules.features'
+        # are in the table only in the features batch
         prefix = self.folder.module + ":"
-        self._fixed_rules: dict[str, dict[str, bool]] = {}
-        # rules.features' parameters are in the table only in the features batch
-        for rule in [*inputs.rules.platform.parameters, *(p for f in inputs.table.features for p in f.parameters)]:
-            if rule.function.startswith(prefix):
-                self._fixed_rules.setdefault(rule.function[len(prefix):], {})[rule.name] = rule.value
+        fixed = fixed_values([*inputs.rules.platform.parameters,
+                              *(p for f in inputs.table.features for p in f.parameters)])
+        self._fixed_rules = {function[len(prefix):]: values for function, values in fixed.items()
+                             if function.startswith(prefix)}
         self._names: list[str] = []  # enclosing classes and functions
         self._fixed: list[dict[str, bool]] = []  # per enclosing function/lambda: its fixed parameters
 

@@ -41,8 +41,10 @@ def register(app: typer.Typer) -> None:
                                                     "`shrink upstream fetch SPEC --no-pin`; default: the pin). Its "
                                                     "pinned dependency versions and kernel wheel are shipped; the "
                                                     "pruned tree is build/deepseek-v<version>/. The pin stays."),
+        out_dir: Optional[Path] = typer.Option(None, "--out", help="Where the bundle goes (default: .gpu-bundle/ship), "
+                                                                   "e.g. .gpu-bundle/carry-up23 beside another bundle."),
     ) -> None:
-        """Pack what the GPU machine lacks into .gpu-bundle/ship/ (carry it to the device)."""
+        """Pack what the GPU machine lacks into .gpu-bundle/ship/ or --out (carry it to the device)."""
         from shrinker import paths
         from shrinker.gpu import bundle
         from shrinker.upstream import load
@@ -56,13 +58,13 @@ def register(app: typer.Typer) -> None:
         kernel = paths.cache_dir() / "downloads" / spec["kernel"]["wheel"]
         roots = bundle.tree_roots(trees, pruned_tree=tree, upstream=upstream)
         with console.status("building the GPU bundle (first time: downloads and xz, a few minutes) ..."):
-            manifest = bundle.build_bundle(roots, kernel, blackwell=blackwell, spec=spec)
+            manifest = bundle.build_bundle(roots, kernel, blackwell=blackwell, spec=spec, out=out_dir)
         out.print(f"  upstream {spec['upstream']['spec']}"
                   + "".join(f"; {k} {v} (the release's pin)" for k, v in spec["deps_from_release"].items()))
         for a in manifest["archives"]:
             out.print(f"  {a['file']:28} {a['bytes'] / 2**20:7.1f} MiB  {len(a['wheels'])} wheel(s)")
-        out.print(f"[green]bundle[/] {bundle.ship_dir()}  {manifest['total_bytes'] / 2**20:.1f} MiB  "
-                  f"(carry \".gpu-bundle/ship\")")
+        ship = out_dir or bundle.ship_dir()
+        out.print(f"[green]bundle[/] {ship}  {manifest['total_bytes'] / 2**20:.1f} MiB  (carry it)")
 
     @app.command("gpu-report")
     def gpu_report_cmd(

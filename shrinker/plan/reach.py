@@ -19,6 +19,7 @@ from shrinker.graph.records import FROM, FROM_SUBMODULE, IMPORT, MODULE
 from shrinker.plan.registries import Problems, RegistryView, apply_registries
 from shrinker.plan.moves import RuleMove
 from shrinker.plan.roots import Move
+from shrinker.rules.parameters import fixed_values
 from shrinker.rules.patterns import pattern_matches
 from shrinker.rules.predicates import (MethodNames, PredicateTable, evaluate_source, feature_class_globs,
                                        removed_architectures)
@@ -79,12 +80,10 @@ def _feature_class_names(rules: Rules) -> MethodNames:
 
 
 def _feature_parameters(rules: Rules) -> dict[str, dict[str, bool]]:
-    """{"module:qualname": {parameter: value}} of rules.features' fixed parameters, built once per Rules."""
+    """rules.features' fixed parameters by function (fixed_values), built once per Rules."""
     cached = getattr(rules, "_feature_parameter_values", None)
     if cached is None:
-        cached = {}
-        for param in (p for f in rules.features for p in f.parameters):
-            cached.setdefault(param.function, {})[param.name] = param.value
+        cached = fixed_values(p for f in rules.features for p in f.parameters)
         object.__setattr__(rules, "_feature_parameter_values", cached)
     return cached
 

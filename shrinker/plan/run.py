@@ -61,7 +61,8 @@ def plan_extra(reach: Reach, root: Path | None = None, rules: Rules | None = Non
     parameters: dict = {}
     if root is not None and rules is not None:
         try:
-            parameters = check_parameters(root, active_rules(rules, version))
+            parameters = check_parameters(root, active_rules(rules, version),
+                                          removed_keys=reach.registries.removed_keys)
         except ShrinkError as err:
             if problems is None:
                 raise

@@ -13,6 +13,7 @@ import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Collection, Iterable, Mapping
 
 import libcst as cst
 import libcst.matchers as m
@@ -66,9 +67,19 @@ def _param_slot(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, method: b
     return None, None, False
 
 
-def check_parameters(root: Path, rules: Rules, files: list[tuple[str, str]] | None = None
-                     ) -> dict[str, list[CallSite]]:
-    """{"module:qualname(name)": call sites} for every rule; ShrinkError naming what does not hold."""
+def fixed_values(params: Iterable[FixedParameter]) -> dict[str, dict[str, bool]]:
+    """{"module:qualname": {parameter: value}} of fixed-parameter rules (planner and codemods read it)."""
+    out: dict[str, dict[str, bool]] = {}
+    for param in params:
+        out.setdefault(param.function, {})[param.name] = param.value
+    return out
+
+
+def check_parameters(root: Path, rules: Rules, files: list[tuple[str, str]] | None = None,
+                     removed_keys: Mapping[str, Collection[str]] | None = None) -> dict[str, list[CallSite]]:
+    """{"module:qualname(name)": call sites} for every rule; ShrinkError naming what does not hold.
+    `removed_keys`: the plan's removed registry keys; a [[features]] parameter's call inside the
+    function of one of them does not count (without them every call counts)."""
     features = [p for f in rules.features for p in f.parameters]
     params: list[FixedParameter] = [*rules.platform.parameters, *features]
     if not params:
@@ -109,7 +120,7 @@ def check_parameters(root: Path, rules: Rules, files: list[tuple[str, str]] | No
         for rel, source in sources:
             if not call_word.search(source):
                 continue
-            removed = _removed_registrations(rules, rel, source) if cut else []
+            removed = _removed_registrations(rules, rel, source, removed_keys) if cut and removed_keys else []
             for line, expr, passed in _calls(source, callee, rule.name, index, default):
                 if any(start <= line <= end for start, end in removed):
                     continue  # inside a removed registry key's function: the cut takes the call with it
@@ -133,12 +144,14 @@ def _subclasses(source: str, name: str) -> list[int]:
                     for b in node.bases)]
 
 
-def _removed_registrations(rules: Rules, rel: str, source: str) -> list[tuple[int, int]]:
-    """Line spans of the functions of `rel` registered under a key a decorator registry removes
-    (`@register_attention_backend("fa4")`): the registry codemod takes them out of the tree."""
+def _removed_registrations(rules: Rules, rel: str, source: str, removed_keys: Mapping[str, Collection[str]]
+                           ) -> list[tuple[int, int]]:
+    """Line spans of the functions of `rel` registered under a key the plan removes from a decorator
+    registry (`@register_attention_backend("fa4")`): the registry codemod takes them out of the tree."""
     spans: list[tuple[int, int]] = []
     for registry in rules.registries:
-        if registry.kind != "decorator" or registry.keep_all_others or rel not in module_paths(registry.module):
+        removed = removed_keys.get(registry.name, ())
+        if registry.kind != "decorator" or not removed or rel not in module_paths(registry.module):
             continue
         for node in ast.walk(ast.parse(source)):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -147,7 +160,7 @@ def _removed_registrations(rules: Rules, rel: str, source: str) -> list[tuple[in
                 if (isinstance(deco, ast.Call) and deco.args and isinstance(deco.args[0], ast.Constant)
                         and (deco.func.id if isinstance(deco.func, ast.Name) else
                              getattr(deco.func, "attr", "")) == registry.decorator
-                        and deco.args[0].value not in registry.keep):
+                        and deco.args[0].value in removed):
                     spans.append((node.lineno, node.end_lineno or node.lineno))
     return spans
 

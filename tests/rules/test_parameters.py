@@ -101,23 +101,29 @@ def backend_files(registry: str = REGISTRY, extra: str = "") -> list[tuple[str, 
             ("python/sglang/srt/layers/attention/attention_registry.py", registry)]
 
 
+REMOVED = {"attention_backends": {"fa4"}}  # what the plan's registry view removes
+
+
 def test_a_feature_parameter_ignores_the_calls_of_a_removed_registry_key() -> None:
-    # "fa4" is not in attention_backends.keep: its factory goes, and its dllm_fa4=True with it
-    sites = check_parameters(Path("."), feature_rules_with(FEATURE_RULE), backend_files())
+    # the plan removes "fa4": its factory goes, and its dllm_fa4=True with it
+    sites = check_parameters(Path("."), feature_rules_with(FEATURE_RULE), backend_files(), removed_keys=REMOVED)
     key = "sglang.srt.layers.attention.triton_backend:TritonAttnBackend.__init__(dllm_fa4)"
     assert [(s.line, s.passed) for s in sites[key]] == [(4, "default: False")]
+    # without the plan's removed keys every call counts
+    with pytest.raises(ShrinkError, match="attention_registry.py:9 passes True"):
+        check_parameters(Path("."), feature_rules_with(FEATURE_RULE), backend_files())
 
 
 def test_a_kept_caller_passing_the_other_value_fails() -> None:
     kept = REGISTRY.replace('backend("fa4")', 'backend("triton")')
     with pytest.raises(ShrinkError, match="attention_registry.py:9 passes True"):
-        check_parameters(Path("."), feature_rules_with(FEATURE_RULE), backend_files(kept))
+        check_parameters(Path("."), feature_rules_with(FEATURE_RULE), backend_files(kept), removed_keys=REMOVED)
 
 
 def test_a_subclass_of_the_constructors_class_fails() -> None:
     sub = "\n\nclass DraftBackend(TritonAttnBackend):\n    pass\n"
     with pytest.raises(ShrinkError, match="subclasses TritonAttnBackend"):
-        check_parameters(Path("."), feature_rules_with(FEATURE_RULE), backend_files(extra=sub))
+        check_parameters(Path("."), feature_rules_with(FEATURE_RULE), backend_files(extra=sub), removed_keys=REMOVED)
 
 
 def test_a_parameter_rule_applies_from_its_release_on() -> None:
