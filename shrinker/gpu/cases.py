@@ -82,14 +82,24 @@ def prompts(spec: dict) -> list[list[int]]:
 
 
 def generate_requests(spec: dict) -> list[Request]:
-    """Greedy /generate: the first four prompts one by one (with logprobs), then batches of 3 and 8."""
+    """Greedy /generate: the first four prompts one by one, then batches of 3 and 8.
+
+    Every request asks for logprobs with the top `top_logprobs_num` alternatives at each output
+    position; the single requests also ask for the prompt's (from `logprob_start_len`).
+    """
     ps = prompts(spec)
     sampling = {"temperature": 0.0, "max_new_tokens": spec["max_new_tokens"], "ignore_eos": True}
-    reqs = [Request(f"gen-single-{i}", "/generate",
-                    {"input_ids": ps[i], "sampling_params": sampling, "return_logprob": True})
+    logprobs = {"return_logprob": True}
+    if spec.get("top_logprobs_num"):
+        logprobs["top_logprobs_num"] = int(spec["top_logprobs_num"])
+    single = dict(logprobs)
+    if spec.get("logprob_start_len") is not None:
+        single["logprob_start_len"] = int(spec["logprob_start_len"])
+    reqs = [Request(f"gen-single-{i}", "/generate", {"input_ids": ps[i], "sampling_params": sampling, **single})
             for i in range(min(4, len(ps)))]
-    reqs.append(Request("gen-batch-3", "/generate", {"input_ids": ps[:3], "sampling_params": sampling}))
-    reqs.append(Request(f"gen-batch-{len(ps)}", "/generate", {"input_ids": ps, "sampling_params": sampling}))
+    reqs.append(Request("gen-batch-3", "/generate", {"input_ids": ps[:3], "sampling_params": sampling, **logprobs}))
+    reqs.append(Request(f"gen-batch-{len(ps)}", "/generate",
+                        {"input_ids": ps, "sampling_params": sampling, **logprobs}))
     return reqs
 
 

@@ -214,21 +214,18 @@ def run_launch(launch: cases_mod.Launch, cases: cases_mod.Cases, model: dict, en
         mark_launched(logs)
         timeout = cases.raw["server"]["request_timeout_s"]
         for group in launch.groups:
-            for req in cases.requests(group):
-                s = time.monotonic()
-                try:
-                    if req.stream:
-                        status, resp = server.http_stream(srv.url + req.endpoint, req.body, timeout=timeout)
-                    else:
-                        status, resp = server.http_json(srv.url + req.endpoint, req.body, timeout=timeout)
-                except OSError as exc:
-                    status, resp = None, f"request failed: {exc}"
-                rec["requests"][req.name] = {
-                    "endpoint": req.endpoint,
-                    "http_status": status,
-                    "answer": compare.normalize(req.endpoint, resp, req.stream) if status == 200 else resp,
-                    "seconds": round(time.monotonic() - s, 3),
-                }
+            reqs = cases.requests(group)
+            rounds = [("", reqs)]
+            if group == "generate" and cases.raw["generate"].get("repeat"):
+                rounds.append((compare.REPEAT_SUFFIX, reqs))  # after /flush_cache: upstream against itself
+            for suffix, batch in rounds:
+                if suffix:
+                    try:
+                        rec["flush_cache"] = server.http_json(srv.url + "/flush_cache", {}, timeout=timeout)[0]
+                    except OSError as exc:
+                        rec["flush_cache"] = f"failed: {exc}"
+                for req in batch:
+                    rec["requests"][req.name + suffix] = send_request(srv.url, req, timeout)
         rec["status"] = "ok"
         if srv.proc.poll() is not None:
             rec["status"] = "failed: server died during the requests"
@@ -236,6 +233,23 @@ def run_launch(launch: cases_mod.Launch, cases: cases_mod.Cases, model: dict, en
     finally:
         server.stop(srv)
     return rec
+
+
+def send_request(url: str, req: cases_mod.Request, timeout: float) -> dict:
+    s = time.monotonic()
+    try:
+        if req.stream:
+            status, resp = server.http_stream(url + req.endpoint, req.body, timeout=timeout)
+        else:
+            status, resp = server.http_json(url + req.endpoint, req.body, timeout=timeout)
+    except OSError as exc:
+        status, resp = None, f"request failed: {exc}"
+    return {
+        "endpoint": req.endpoint,
+        "http_status": status,
+        "answer": compare.normalize(req.endpoint, resp, req.stream) if status == 200 else resp,
+        "seconds": round(time.monotonic() - s, 3),
+    }
 
 
 def launch_timeout(launch: cases_mod.Launch, cases: cases_mod.Cases) -> float:

@@ -86,3 +86,11 @@ def test_blackwell_paths_are_listed_as_not_run():
     blackwell = " ".join(n["name"] for n in not_run if n.get("hardware") == "blackwell")
     for path in ("NVFP4", "modelopt_fp4", "trtllm_mla", "cutlass_mla", "sm100"):
         assert path in blackwell
+
+
+def test_every_generate_request_asks_for_top5_logprobs():
+    reqs = generate_requests(load_cases().raw["generate"])
+    assert reqs and all(r.body["return_logprob"] is True and r.body["top_logprobs_num"] == 5 for r in reqs)
+    singles = [r for r in reqs if r.name.startswith("gen-single")]
+    assert singles and all(r.body["logprob_start_len"] == 0 for r in singles)
+    assert load_cases().raw["generate"]["repeat"] is True

@@ -35,15 +35,12 @@ def test_length_difference_fails():
     assert status == "fail" and "output_ids" in detail
 
 
-def test_logprobs_tolerance():
+def test_logprobs_compared_exactly():
     a = compare.normalize("/generate", _gen([1, 2], logprobs=[-1.0, -2.0]))
     near = compare.normalize("/generate", _gen([1, 2], logprobs=[-1.0, -2.004]))
-    far = compare.normalize("/generate", _gen([1, 2], logprobs=[-1.0, -2.5]))
-    assert compare.compare_answers(a, a) == ("pass", "identical")
+    assert compare.compare_answers(a, a) == ("pass", "identical (tokens and 2 logprobs, bit for bit)")
     status, detail = compare.compare_answers(a, near)
-    assert status == "pass" and "within" in detail
-    status, detail = compare.compare_answers(a, far)
-    assert status == "fail" and "logprobs differ" in detail
+    assert status == "fail" and "logprobs differ by up to 0.004" in detail
 
 
 def _chat(content, tool_args='{"city": "Paris"}', call_id="call_1", created=1, fp="fp1"):
@@ -112,3 +109,79 @@ def test_a_launch_that_failed_upstream_cannot_pass():
     ok = {"status": "ok", "requests": {"gen": {"http_status": 200, "answer": {"output_ids": [1]}}}}
     rows = compare.compare_launches({"c": {"status": "failed: server did not become ready", "requests": {}}}, {"c": ok})
     assert [(r.launch, r.status) for r in rows] == [("c", "error")] and "no upstream reference" in rows[0].detail
+
+
+def _gen_top(ids, logprobs, top, input_lp=None):
+    """A /generate answer with output logprobs, top-k per position ([(logprob, id), ...]) and prompt logprobs."""
+    ans = _gen(ids, logprobs=logprobs)
+    ans["meta_info"]["output_top_logprobs"] = [[[v, i, None] for v, i in pos] for pos in top]
+    if input_lp is not None:
+        ans["meta_info"]["input_token_logprobs"] = [[v, i, None] for v, i in input_lp]
+    return ans
+
+
+TOP = [[(-0.5, 1), (-1.25, 7), (-2.0, 9), (-3.0, 4), (-3.5, 11)],
+       [(-0.75, 2), (-1.0, 5), (-2.25, 8), (-3.25, 3), (-4.0, 12)]]
+
+
+def test_top5_logprobs_identical_pass_bit_for_bit():
+    a = compare.normalize("/generate", _gen_top([1, 2], [-0.5, -0.75], TOP, input_lp=[(None, 3), (-6.5, 4)]))
+    b = compare.normalize("/generate", _gen_top([1, 2], [-0.5, -0.75], TOP, input_lp=[(None, 3), (-6.5, 4)]))
+    assert a["top_logprobs"][1][2] == [8, -2.25] and a["input_logprobs"] == [[3, None], [4, -6.5]]
+    status, detail = compare.compare_answers(a, b)
+    # 2 output + 10 top-k + 2 prompt logprobs
+    assert status == "pass" and detail == "identical (tokens and 14 logprobs, bit for bit)"
+
+
+def test_one_top5_value_differing_fails():
+    top = [list(pos) for pos in TOP]
+    top[1][3] = (-3.2500002, 3)  # the 4th alternative at the 2nd position, one float apart
+    a = compare.normalize("/generate", _gen_top([1, 2], [-0.5, -0.75], TOP))
+    b = compare.normalize("/generate", _gen_top([1, 2], [-0.5, -0.75], top))
+    status, detail = compare.compare_answers(a, b)
+    assert status == "fail" and "logprobs differ" in detail and ".top_logprobs[1][3].value" in detail
+
+
+def test_one_top5_id_differing_fails():
+    top = [list(pos) for pos in TOP]
+    top[0][4] = (-3.5, 13)
+    a = compare.normalize("/generate", _gen_top([1, 2], [-0.5, -0.75], TOP))
+    b = compare.normalize("/generate", _gen_top([1, 2], [-0.5, -0.75], top))
+    status, detail = compare.compare_answers(a, b)
+    assert status == "fail" and "top-k ids differ" in detail and "11 != 13" in detail
+
+
+def test_missing_top5_fails():
+    a = compare.normalize("/generate", _gen_top([1, 2], [-0.5, -0.75], TOP))
+    b = compare.normalize("/generate", _gen([1, 2], logprobs=[-0.5, -0.75]))
+    status, detail = compare.compare_answers(a, b)
+    assert status == "fail" and "layout" in detail
+
+
+def test_within_upstreams_own_spread_passes_and_says_so():
+    ref = compare.normalize("/generate", _gen_top([1, 2], [-0.5, -0.75], TOP))
+    top2 = [list(pos) for pos in TOP]
+    top2[1][0] = (-0.7501, 2)
+    ref2 = compare.normalize("/generate", _gen_top([1, 2], [-0.5, -0.7501], top2))  # upstream again
+    near = compare.normalize("/generate", _gen_top([1, 2], [-0.5, -0.75005], TOP))
+    far = compare.normalize("/generate", _gen_top([1, 2], [-0.5, -0.76], TOP))
+    assert compare.logprob_spread(ref, ref2)[0] == abs(-0.75 - -0.7501)
+    status, detail = compare.compare_answers(ref, near, ref_repeat=ref2)
+    assert status == "pass" and "upstream's own spread" in detail
+    status, detail = compare.compare_answers(ref, near)  # without upstream's repeat: exact, so it fails
+    assert status == "fail"
+    status, detail = compare.compare_answers(ref, far, ref_repeat=ref2)
+    assert status == "fail" and "upstream against itself" in detail
+
+
+def test_compare_launches_uses_the_references_repeat():
+    def launch(answers):
+        return {"status": "ok", "requests": {k: {"http_status": 200, "answer": v} for k, v in answers.items()}}
+    ref = compare.normalize("/generate", _gen_top([1, 2], [-0.5, -0.75], TOP))
+    ref2 = compare.normalize("/generate", _gen_top([1, 2], [-0.5, -0.7502], TOP))
+    new = compare.normalize("/generate", _gen_top([1, 2], [-0.5, -0.7501], TOP))
+    rows = compare.compare_launches({"l": launch({"g": ref, "g@2": ref2})}, {"l": launch({"g": new, "g@2": new})})
+    assert [(r.request, r.status) for r in rows] == [("g", "pass"), ("g@2", "pass")]
+    assert all("spread" in r.detail for r in rows)
+    rows = compare.compare_launches({"l": launch({"g": ref})}, {"l": launch({"g": new})})
+    assert [(r.request, r.status) for r in rows] == [("g", "fail")]
