@@ -307,8 +307,9 @@ def build_bundle(trees: dict[str, Path], kernel_wheel: Path, blackwell: bool = F
     if with_models:
         mroot = work / "models"
         shutil.rmtree(mroot, ignore_errors=True)
-        for name, fp8 in (("tiny", False), ("tiny-fp8", True)):
-            tiny_model.write_tiny_model(mroot / name, fp8=fp8)
+        for name, fp8, arch in (("tiny", False, "v3"), ("tiny-fp8", True, "v3"), ("tiny-v32", False, "v32"),
+                                ("tiny-v4", True, "v4")):
+            tiny_model.write_tiny_model(mroot / name, fp8=fp8, arch=arch)
             models[name] = tiny_model.model_digest(mroot / name)
         _tar_xz(sorted(p for p in mroot.rglob("*") if p.is_file()), ship / "models.tar.xz", base=mroot)
 

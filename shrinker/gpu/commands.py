@@ -18,12 +18,13 @@ def register(app: typer.Typer) -> None:
         fp8: bool = typer.Option(False, "--fp8", help="Add DeepSeek's FP8 block quantization_config."),
         vocab_size: Optional[int] = typer.Option(None, "--vocab-size", help="Tokenizer/config vocabulary size."),
         seed: int = typer.Option(0, "--seed", help="Seed of the tokenizer's training text."),
+        arch: str = typer.Option("v3", "--arch", help="v3 (DeepSeek-V3), v32 (V3.2: DSA indexer) or v4 (DeepSeek-V4, FP8)."),
     ) -> None:
-        """Write a tiny DeepSeek-V3-architecture model folder (config + tokenizer, no weights)."""
+        """Write a tiny DeepSeek model folder (config + tokenizer, no weights)."""
         from shrinker.gpu.tiny_model import model_digest, write_tiny_model
 
         with console.status("training the tokenizer ..."):
-            write_tiny_model(directory, fp8=fp8, vocab_size=vocab_size, seed=seed)
+            write_tiny_model(directory, fp8=fp8, vocab_size=vocab_size, seed=seed, arch=arch)
         out.print(f"[green]tiny model[/] {directory}  digest {model_digest(directory)[:16]}")
 
     @app.command("gpu-bundle")

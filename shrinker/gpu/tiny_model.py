@@ -1,4 +1,7 @@
-"""`shrink tiny-model DIR`: a small DeepSeek-V3-architecture model folder that SGLang can serve.
+"""`shrink tiny-model DIR [--arch v3|v32|v4]`: a small DeepSeek model folder that SGLang can serve.
+
+`--arch v32` adds DeepSeek-V3.2's DSA indexer to the V3 config, `--arch v4` writes a DeepSeek-V4
+config (FP8); the tokenizer is the same for all three.
 
 It holds config.json (real MLA dimensions, dense and MoE layers, grouped top-k routing, a shared
 expert, one NextN/MTP layer), a byte-level BPE tokenizer trained here with `tokenizers` on text
@@ -82,6 +85,90 @@ BASE_CONFIG: dict = {
     "use_cache": True,
     "vocab_size": 32000,
 }
+
+# DeepSeek-V3.2 (DSA): the V3 architecture plus a lightning indexer in every layer, as upstream 0.5.17
+# reads it (configs/model_config.py is_deepseek_dsa: architecture DeepseekV32ForCausalLM and an
+# `index_topk`; utils/hf_transformers/common.py registers model_type deepseek_v32 as the V3 config
+# class). The index dims are DeepSeek-V3.2-Exp's own: 64 index heads of 128, top-2048 selection
+# (the DSA dense-prefill threshold upstream sets to index_topk).
+V32_FIELDS: dict = {
+    "architectures": ["DeepseekV32ForCausalLM"],
+    "model_type": "deepseek_v32",
+    "index_head_dim": 128,
+    "index_n_heads": 64,
+    "index_topk": 2048,
+}
+
+# DeepSeek-V4 at toy width, from upstream 0.5.17's DeepSeekV4Config (configs/deepseek_v4.py) and
+# what models/deepseek_v4.py asserts: one KV head, head_dim 512 (nope 448 + rope 64), v 512,
+# compress ratios from (0, 4, 128) per layer (the NextN layer's last), the 64-head x 128 indexer
+# with top-512, a 128-token sliding window, 4 hyper-connection streams, grouped low-rank output
+# (o_groups 8). Its checkpoints are FP8 (block 128x128), so the config carries that quantization.
+# No hash-routed layers (n_hash_layers 0): their token->expert table is an integer tensor that
+# `--load-format dummy` leaves uninitialised.
+V4_CONFIG: dict = {
+    "architectures": ["DeepseekV4ForCausalLM"],
+    "model_type": "deepseek_v4",
+    "attention_bias": False,
+    "attention_dropout": 0.0,
+    "bos_token_id": 0,
+    "eos_token_id": 1,
+    "pad_token_id": 2,
+    "first_k_dense_replace": 0,
+    "hidden_act": "silu",
+    "hidden_size": 1024,
+    "head_dim": 512,
+    "index_head_dim": 128,
+    "index_n_heads": 64,
+    "index_topk": 512,
+    "initializer_range": 0.02,
+    "intermediate_size": 2048,
+    "kv_lora_rank": 512,
+    "max_position_embeddings": 4096,
+    "moe_intermediate_size": 256,
+    "moe_layer_freq": 1,
+    "n_group": 4,
+    "n_routed_experts": 16,
+    "n_shared_experts": 1,
+    "norm_topk_prob": True,
+    "num_attention_heads": 64,
+    "num_experts_per_tok": 4,
+    "num_hidden_layers": 4,
+    "num_key_value_heads": 1,
+    "num_nextn_predict_layers": 1,
+    "q_lora_rank": 512,
+    "qk_nope_head_dim": 448,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 512,
+    "o_lora_rank": 512,
+    "o_groups": 8,
+    "window_size": 128,
+    "compress_rope_theta": 40000,
+    "compress_ratios": [0, 4, 128, 4, 0],
+    "n_hash_layers": 0,
+    "hc_mult": 4,
+    "hc_sinkhorn_iters": 20,
+    "hc_eps": 1e-06,
+    "rms_norm_eps": 1e-06,
+    "rope_theta": 10000,
+    "rope_scaling": {
+        "beta_fast": 32,
+        "beta_slow": 1,
+        "factor": 4,
+        "original_max_position_embeddings": 1024,
+        "type": "yarn",
+    },
+    "routed_scaling_factor": 1.5,
+    "scoring_func": "sqrtsoftplus",
+    "topk_group": 2,
+    "topk_method": "noaux_tc",
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "use_cache": True,
+    "vocab_size": 32000,
+}
+
+ARCHES = ("v3", "v32", "v4")
 
 # DeepSeek's FP8 checkpoints: e4m3 weights with one scale per 128x128 block, activations
 # quantised on the fly.
@@ -203,8 +290,16 @@ def tokenizer_config(chat_template: str = CHAT_TEMPLATE) -> dict:
     }
 
 
-def model_config(fp8: bool = False, vocab_size: int | None = None) -> dict:
-    config = json.loads(json.dumps(BASE_CONFIG))
+def model_config(fp8: bool = False, vocab_size: int | None = None, arch: str = "v3") -> dict:
+    if arch not in ARCHES:
+        raise ShrinkError(f"unknown architecture {arch!r} (one of {', '.join(ARCHES)})")
+    if arch == "v4":
+        config = json.loads(json.dumps(V4_CONFIG))
+        fp8 = True  # V4's checkpoints and kernels are FP8
+    else:
+        config = json.loads(json.dumps(BASE_CONFIG))
+        if arch == "v32":
+            config.update(json.loads(json.dumps(V32_FIELDS)))
     if vocab_size is not None:
         config["vocab_size"] = vocab_size
     if fp8:
@@ -216,10 +311,11 @@ def _dump(obj: dict) -> str:
     return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def write_tiny_model(directory: Path, fp8: bool = False, vocab_size: int | None = None, seed: int = 0) -> dict:
-    """Write the model folder; returns {file: sha256}. The tokenizer is trained once per call."""
+def write_tiny_model(directory: Path, fp8: bool = False, vocab_size: int | None = None, seed: int = 0,
+                     arch: str = "v3") -> dict:
+    """Write the model folder (`arch`: v3, v32 or v4); returns {file: sha256}. Same tokenizer for all."""
     directory = Path(directory)
-    config = model_config(fp8=fp8, vocab_size=vocab_size)
+    config = model_config(fp8=fp8, vocab_size=vocab_size, arch=arch)
     tok = build_tokenizer(config["vocab_size"], seed=seed)
     vocab = tok.get_vocab(with_added_tokens=True)
     if [vocab[t] for t in SPECIAL_TOKENS] != [config["bos_token_id"], config["eos_token_id"], config["pad_token_id"]]:

@@ -48,6 +48,13 @@ def _layer(prefix: str, c: dict, moe: bool) -> dict[str, tuple[tuple[int, ...], 
         f"{prefix}.self_attn.kv_b_proj.weight": _linear(heads * (nope + v), kv_lora),
         f"{prefix}.self_attn.o_proj.weight": _linear(h, heads * v),
     }
+    if c.get("index_topk") is not None:  # DeepSeek-V3.2's DSA indexer (layers/attention/dsa/dsa_indexer.py)
+        ih, idim = c["index_n_heads"], c["index_head_dim"]
+        t[f"{prefix}.self_attn.indexer.wq_b.weight"] = _linear(ih * idim, q_lora)
+        t[f"{prefix}.self_attn.indexer.wk.weight"] = _linear(idim, h)
+        t[f"{prefix}.self_attn.indexer.weights_proj.weight"] = _linear(ih, h)
+        t[f"{prefix}.self_attn.indexer.k_norm.weight"] = ((idim,), "norm")
+        t[f"{prefix}.self_attn.indexer.k_norm.bias"] = ((idim,), "bias")
     if not moe:
         inter = c["intermediate_size"]
         t[f"{prefix}.mlp.gate_proj.weight"] = _linear(inter, h)
@@ -69,7 +76,9 @@ def _layer(prefix: str, c: dict, moe: bool) -> dict[str, tuple[tuple[int, ...], 
 
 
 def checkpoint_shapes(config: dict) -> dict[str, tuple[tuple[int, ...], str]]:
-    """Tensor name -> (shape, kind) of a DeepSeek-V3 checkpoint (HF names, NextN layer included)."""
+    """Tensor name -> (shape, kind) of a DeepSeek-V3 / V3.2 checkpoint (HF names, NextN layer included)."""
+    if config.get("model_type") == "deepseek_v4":
+        raise ValueError("seeded weights cover DeepSeek-V3 and V3.2; serve the V4 config with --load-format dummy")
     c, h, vocab = config, config["hidden_size"], config["vocab_size"]
     layers = c["num_hidden_layers"]
     t: dict[str, tuple[tuple[int, ...], str]] = {
@@ -155,6 +164,8 @@ def write_weights(model_dir: Path, out_dir: Path, seed: int = 0, std: float = 0.
     for name, (shape, kind) in sorted(checkpoint_shapes(config).items()):
         if kind == "norm":
             tensors[name] = torch.ones(shape, dtype=torch.bfloat16)
+        elif kind == "bias":
+            tensors[name] = torch.zeros(shape, dtype=torch.bfloat16)
         elif kind == "bias_f32":
             tensors[name] = torch.zeros(shape, dtype=torch.float32)
         else:

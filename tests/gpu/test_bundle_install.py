@@ -101,7 +101,7 @@ def test_models_travel_in_one_archive(layout, monkeypatch):
     monkeypatch.setattr(bundle.tiny_model, "write_tiny_model", fake_model)
     manifest = bundle.build_bundle({"upstream": layout["py"]}, layout["kernel"], out=layout["ship"],
                                    cache=layout["cache"], spec=SPEC)
-    assert set(manifest["models"]) == {"tiny", "tiny-fp8"} and (layout["ship"] / "models.tar.xz").is_file()
+    assert set(manifest["models"]) == {"tiny", "tiny-fp8", "tiny-v32", "tiny-v4"} and (layout["ship"] / "models.tar.xz").is_file()
     assert not (layout["ship"] / "models").exists()
     inst = install.install_bundle(layout["ship"], root=layout["tmp"] / "device")
     assert (inst.models["tiny-fp8"] / "config.json").read_text() == '{"fp8": true}\n'

@@ -16,13 +16,19 @@ def test_launches_cover_backends_graphs_fp8_mtp():
     assert any("flashinfer" in f and "--disable-cuda-graph" not in f for f in flags.values())
     assert any("--speculative-algorithm" in f for f in flags.values())
     assert any(cases.model(launch.model)["dir"] == "tiny-fp8" for launch in cases.launches)
-    assert {launch.part for launch in cases.launches} == {1, 2, 3, 5}
-    assert cases.timing["part"] == 4 and cases.parts() == [1, 2, 3, 4, 5]
+    assert {launch.part for launch in cases.launches} == {1, 2, 3, 5, 6}
+    assert cases.timing["part"] == 4 and cases.parts() == [1, 2, 3, 4, 5, 6]
     assert any("chat" in launch.groups for launch in cases.launches)
     assert "--random-seed" in cases.server_flags
     # DeepSeek's parsers: tool calls everywhere, R1 reasoning on some launches, and one launch with the
     # tool parser alone (with deepseek-r1 every answer is reasoning, so tool calls would never parse)
-    assert all("--tool-call-parser deepseekv3" in f for f in flags.values())
+    v3 = {n: f for n, f in flags.items() if cases.model(names[n].model)["dir"] in ("tiny", "tiny-fp8")}
+    assert all("--tool-call-parser deepseekv3" in f for f in v3.values())
+    # V3.2 and V4: their own parsers, and no --attention-backend (upstream picks for the hardware)
+    other = {n: f for n, f in flags.items() if n not in v3}
+    assert any("deepseekv32" in f for f in other.values())
+    assert any("--tool-call-parser deepseekv4 --reasoning-parser deepseek-v4" in f for f in other.values())
+    assert other and not any("--attention-backend" in f for f in other.values())
     assert any("--reasoning-parser deepseek-r1" in f for f in flags.values())
     assert any("--reasoning-parser" not in f and "chat" in names[n].groups for n, f in flags.items())
     for launch in cases.launches:

@@ -103,3 +103,34 @@ def test_small_vocab_and_too_small_corpus(tmp_path: Path):
     assert c["vocab_size"] == 1024
     tok = tiny_model.build_tokenizer(1024)
     assert tok.get_vocab_size(with_added_tokens=True) == 1024
+
+
+def test_v32_config_has_the_dsa_indexer_upstream_reads():
+    from shrinker.gpu.tiny_model import model_config
+
+    c = model_config(arch="v32")
+    assert c["architectures"] == ["DeepseekV32ForCausalLM"] and c["model_type"] == "deepseek_v32"
+    assert (c["index_head_dim"], c["index_n_heads"], c["index_topk"]) == (128, 64, 2048)
+    assert (c["kv_lora_rank"], c["qk_rope_head_dim"]) == (512, 64)
+    assert "index_topk" not in model_config(arch="v3")
+
+
+def test_v4_config_follows_upstreams_asserts():
+    from shrinker.gpu.tiny_model import model_config
+
+    c = model_config(arch="v4")
+    assert c["architectures"] == ["DeepseekV4ForCausalLM"] and c["num_key_value_heads"] == 1
+    assert c["head_dim"] == c["qk_nope_head_dim"] + c["qk_rope_head_dim"] == 512
+    assert len(c["compress_ratios"]) == c["num_hidden_layers"] + c["num_nextn_predict_layers"]
+    assert set(c["compress_ratios"]) <= {0, 4, 128}
+    assert c["quantization_config"]["weight_block_size"] == [128, 128]
+
+
+def test_unknown_arch_is_refused():
+    import pytest
+
+    from shrinker.errors import ShrinkError
+    from shrinker.gpu.tiny_model import model_config
+
+    with pytest.raises(ShrinkError):
+        model_config(arch="v5")

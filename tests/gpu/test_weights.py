@@ -75,3 +75,18 @@ def test_content_sha256_sees_values_not_layout():
     changed["w"][1, 2] += 1
     assert content_sha256(changed) != content_sha256(a)
     assert content_sha256({"w": a["w"].float()}) != content_sha256({"w": a["w"]})  # dtype counts
+
+
+def test_v32_checkpoint_has_the_indexer_in_every_layer():
+    from shrinker.gpu.tiny_model import model_config
+    from shrinker.gpu.weights import checkpoint_shapes
+
+    c = model_config(arch="v32")
+    shapes = checkpoint_shapes(c)
+    for i in range(c["num_hidden_layers"] + c["num_nextn_predict_layers"]):
+        p = f"model.layers.{i}.self_attn.indexer"
+        assert shapes[f"{p}.wq_b.weight"][0] == (64 * 128, c["q_lora_rank"])
+        assert shapes[f"{p}.wk.weight"][0] == (128, c["hidden_size"])
+        assert shapes[f"{p}.weights_proj.weight"][0] == (64, c["hidden_size"])
+        assert shapes[f"{p}.k_norm.bias"] == ((128,), "bias")
+    assert not any("indexer" in n for n in checkpoint_shapes(model_config(arch="v3")))
