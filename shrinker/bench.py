@@ -77,34 +77,56 @@ def bench_apply() -> dict:
             **_machine()}
 
 
+def _rules_before_pin(root: Path) -> str:
+    """The commit before the pin last moved: its rules and pin are where the walk to the pin started."""
+    log = subprocess.run(["git", "-C", str(paths.project_root()), "log", "-1", "--format=%H", "--",
+                          "upstream/UPSTREAM.toml"], capture_output=True, text=True, check=True)
+    commit = f"{log.stdout.strip()}~1"
+    archive = subprocess.run(["git", "-C", str(paths.project_root()), "archive", commit, "rules", "upstream/UPSTREAM.toml"],
+                             capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    return commit
+
+
 def bench_regen(from_spec: str | None = None, to_spec: str | None = None) -> dict:
-    """One regen step, the pin to the next PyPI release (plan both releases + diff; a whole step's
-    apply and verify seconds are in each walk report's rows), cold, then warm."""
+    """One whole regen step (plan both releases, diff, apply every batch, CPU verify), cold, then warm.
+
+    The step is the pin to the next PyPI release; when the pin is the newest release, it is the first
+    step of the walk that reached the pin, with the rules and pin of the commit before it moved. Cold:
+    no parse cache, no work tree; warm: both kept. The verify environments are the project's own
+    (their install is in the make-plan figure)."""
     import shutil
 
     from shrinker.regen.run import newest_on_pypi, pinned_spec
     from shrinker.regen.walk import releases_between
-
-    from_spec = from_spec or pinned_spec()
-    to_spec = to_spec or releases_between(from_spec, newest_on_pypi())[0]
+    from shrinker.upstream.pin import read_pin
 
     with tempfile.TemporaryDirectory(prefix="shrink-bench-regen-") as tmp:
         root = Path(tmp) / "proj"
-        shutil.copytree(paths.rules_dir(), root / "rules")
+        (root / "upstream").mkdir(parents=True)
+        rules_from = "HEAD"
+        following = releases_between(pinned_spec(), newest_on_pypi())
+        if from_spec is None and following:
+            shutil.copytree(paths.rules_dir(), root / "rules")
+            shutil.copy(paths.project_root() / "upstream" / "UPSTREAM.toml", root / "upstream")
+        else:
+            rules_from = _rules_before_pin(root)
+        for env_dir in paths.project_root().glob(".venv-verify*"):
+            (root / env_dir.name).symlink_to(env_dir)
         env = {**os.environ, "SHRINK_ROOT": str(root), "SHRINK_CACHE": str(paths.cache_dir()),
                "SHRINK_PARSE_CACHE": str(Path(tmp) / "parse")}
         cmd = [sys.executable, "-m", "shrinker.cli"]
-        subprocess.run([*cmd, "upstream", "fetch", from_spec, "--no-kernel"], env=env, check=True,
-                       capture_output=True)
+        start_spec = from_spec or read_pin(root / "upstream" / "UPSTREAM.toml").spec
+        to_spec = to_spec or releases_between(start_spec, newest_on_pypi())[0]
         runs = {}
         for label in ("cold", "warm"):
             start = time.perf_counter()
-            proc = subprocess.run([*cmd, "regen", "--to", to_spec, "--no-apply", "--no-kernel"], env=env,
-                                  capture_output=True, text=True)
+            proc = subprocess.run([*cmd, "regen", "--to", to_spec], env=env, capture_output=True, text=True)
             runs[label] = {"seconds": round(time.perf_counter() - start, 2), "exit_code": proc.returncode}
+            (Path(tempfile.gettempdir()) / f"shrink-bench-regen-{label}.log").write_text(proc.stdout + proc.stderr)
     runs["warm_over_cold"] = round(runs["warm"]["seconds"] / runs["cold"]["seconds"], 3)
-    return {"what": f"shrink regen {from_spec} -> {to_spec} --no-apply (parse both, plan, diff, report)",
-            **runs, "target": "warm < 0.5 x cold", **_machine()}
+    return {"what": f"shrink regen {start_spec} -> {to_spec}: one whole step (plan both, diff, apply every batch, "
+                    f"CPU verify), rules of {rules_from}", **runs, "target": "warm < 0.5 x cold", **_machine()}
 
 
 def output_hashes(root: Path, profile: str = "deepseek") -> dict:
