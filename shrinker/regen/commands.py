@@ -42,7 +42,10 @@ def register(app: typer.Typer) -> None:
                     out.print(f"  [red]{what.replace('_', ' ')}: {len(items)}[/]")
                     for item in items[:10]:
                         out.print(f"    {item}", markup=False)
-        out.print(f"walk report {result.report}" + (f" · pin moved to {result.adopted}" if result.adopted else ""))
+        if result.report is not None:
+            out.print(f"walk report {result.report}" + (f" · pin moved to {result.adopted}" if result.adopted else ""))
+        elif not result.planned:
+            out.print(f"{result.from_spec} is the newest release: nothing to walk")
         stop = result.stopped_at
         if stop is not None and any(stop.attention.values()):
             raise CheckFailed(f"regen needs a person at {stop.to_spec}: see {stop.report}")

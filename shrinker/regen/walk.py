@@ -65,7 +65,11 @@ def walk(to_spec: str | None = None, *, from_spec: str | None = None, profile: s
     origin = from_spec or pin
     if from_spec and from_spec != pin:
         check_target(pin, from_spec)  # a release after the pin, one PyPI has
-    to_spec = to_spec or newest_on_pypi()
+    if to_spec is None:
+        to_spec = newest_on_pypi()
+        if to_spec == origin:  # nothing newer: an up-to-date pin is a walk that passed, not bad input
+            log(f"{origin} is the newest release on PyPI: nothing to walk")
+            return WalkResult(origin, to_spec)
     check_target(origin, to_spec)
     result = WalkResult(origin, to_spec, planned=releases_between(origin, to_spec))
     previous, rules = origin, load_rules(profile)

@@ -336,3 +336,19 @@ def test_the_verify_surface_follows_the_roots_a_walk_moved(tmp_path):
     step = RegenResult("a", "b", moves={"sglang.bench_one_batch": "sglang.benchmark.one_batch"})
     assert follow_moved_surface(verify_toml, [step.moves]) == ["sglang.bench_one_batch -> sglang.benchmark.one_batch (1x)"]
     assert verify_toml.read_text() == text.replace('"sglang.bench_one_batch"', '"sglang.benchmark.one_batch"')
+
+
+def test_a_pin_that_is_the_newest_release_walks_nothing_and_passes(monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from shrinker.cli import app
+    from shrinker.regen import walk
+
+    monkeypatch.setenv("SHRINK_ROOT", str(tmp_path))
+    monkeypatch.setattr(walk, "pinned_spec", lambda: "pypi:sglang==0.5.23")
+    monkeypatch.setattr(walk, "newest_on_pypi", lambda: "pypi:sglang==0.5.23")
+    monkeypatch.setattr(walk, "regen", lambda *a, **k: pytest.fail("no step to run"))
+    result = walk.walk()
+    assert result.ok and result.planned == [] and result.report is None
+    run = CliRunner().invoke(app, ["regen"])
+    assert run.exit_code == 0 and "is the newest release: nothing to walk" in run.output
