@@ -104,6 +104,8 @@ V32_FIELDS: dict = {
 # compress ratios from (0, 4, 128) per layer (the NextN layer's last), the 64-head x 128 indexer
 # with top-512, a 128-token sliding window, 4 hyper-connection streams, grouped low-rank output
 # (o_groups 8). Its checkpoints are FP8 (block 128x128), so the config carries that quantization.
+# `sliding_window` too: upstream's ModelConfig reads that name (the first device try, without it, failed
+# with AttributeError: '_DeepseekV4ConfigAlias' object has no attribute 'sliding_window').
 # No hash-routed layers (n_hash_layers 0): their token->expert table is an integer tensor that
 # `--load-format dummy` leaves uninitialised.
 V4_CONFIG: dict = {
@@ -143,6 +145,7 @@ V4_CONFIG: dict = {
     "o_lora_rank": 512,
     "o_groups": 8,
     "window_size": 128,
+    "sliding_window": 128,  # what upstream 0.5.17's ModelConfig reads (model_config.py _derive_model_shapes)
     "compress_rope_theta": 40000,
     "compress_ratios": [0, 4, 128, 4, 0],
     "n_hash_layers": 0,

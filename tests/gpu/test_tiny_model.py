@@ -123,6 +123,7 @@ def test_v4_config_follows_upstreams_asserts():
     assert c["head_dim"] == c["qk_nope_head_dim"] + c["qk_rope_head_dim"] == 512
     assert len(c["compress_ratios"]) == c["num_hidden_layers"] + c["num_nextn_predict_layers"]
     assert set(c["compress_ratios"]) <= {0, 4, 128}
+    assert c["sliding_window"] == c["window_size"] == 128  # upstream ModelConfig reads sliding_window
     assert c["quantization_config"]["weight_block_size"] == [128, 128]
 
 
