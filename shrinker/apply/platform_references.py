@@ -1,9 +1,11 @@
-"""Lines of the work tree that still name another platform (issue 17's measure, in apply.md).
+"""Lines of the work tree that still name another platform or another model family (issue 17's
+measures, in apply.md).
 
-A line counts when its code (comments and docstrings aside) matches the platform vocabulary of the rules
-([platform.strings]: a quoted platform name, an enum member `.MHA_NPU`, a predicate or flag named for one:
-`_is_npu`, `is_gfx95_supported`, `_use_aiter`) or names a predicate rule (`*aiter*`). Comments that name a
-platform word count apart: they describe code, they do not run.
+Platforms: a line counts when its code (comments and docstrings aside) matches the platform vocabulary of
+the rules ([platform.strings]: a quoted platform name, an enum member `.MHA_NPU`, a predicate or flag named
+for one: `_is_npu`, `is_gfx95_supported`, `_use_aiter`) or names a predicate rule (`*aiter*`). Models: a
+line counts when its code names a family of [architectures].other_families (`Qwen2ForCausalLM`,
+`is_qwen3_next`, "gpt-oss"). Comments that name one count apart: they describe code, they do not run.
 """
 
 from __future__ import annotations
@@ -42,9 +44,27 @@ def reference_pattern(rules) -> re.Pattern:
     return re.compile("|".join(vocabulary_patterns(strings.strings, strings.families) + exact + globs))
 
 
+def family_pattern(families: list[str]) -> re.Pattern | None:
+    """A family word standing alone or starting a CamelCase name: `Qwen2ForCausalLM`, `LlamaMLP`,
+    `is_qwen3_next`, not `Qwenlike` or `cllama`."""
+    if not families:
+        return None
+    either = "|".join(re.escape(f) for f in sorted(families, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z])(?i:{either})(?![a-z])")
+
+
 def platform_references(tree: Path, rules) -> PlatformReferences:
-    pattern = reference_pattern(rules)
     words = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, rules.platform.strings.strings)), re.IGNORECASE)
+    return _references(tree, reference_pattern(rules), words)
+
+
+def model_references(tree: Path, rules) -> PlatformReferences | None:
+    """Code lines naming another model family; None when the rules name no family."""
+    pattern = family_pattern(rules.architectures.other_families)
+    return None if pattern is None else _references(tree, pattern, pattern)
+
+
+def _references(tree: Path, pattern: re.Pattern, words: re.Pattern) -> PlatformReferences:
     found = PlatformReferences()
     for rel, text in sorted(python_sources(tree)):
         if pattern.search(text) is None and words.search(text) is None:

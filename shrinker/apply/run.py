@@ -14,7 +14,7 @@ from shrinker.apply.deferral import defer_dead_functions
 from shrinker.rules.predicates import PredicateTable, feature_class_globs
 from shrinker.apply.gate import GateResult, missing_names, run_gate, unresolved_imports
 from shrinker.apply.worktree import applied_batches, commit_all, keep_on_branch, open_worktree, roll_back
-from shrinker.apply.platform_references import PlatformReferences, platform_references
+from shrinker.apply.platform_references import PlatformReferences, model_references, platform_references
 from shrinker.codemods.inputs import CodemodInputs, Removed
 from shrinker.codemods.pipeline import FileItem, transform_files
 from shrinker.console import console
@@ -176,8 +176,9 @@ def batch_table(rules, batch: dict, removed: Removed):
 
     architectures = removed_architectures(rules, removed.registry_keys)
     if batch.get("features"):
-        return PredicateTable(without_predicates(rules.platform), rules.features, architectures)
-    return PredicateTable(rules.platform, architectures=architectures)
+        return PredicateTable(without_predicates(rules.platform), rules.features, architectures,
+                              rules.architectures.served)
+    return PredicateTable(rules.platform, architectures=architectures, served=rules.architectures.served)
 
 
 def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dry_run: bool,
@@ -282,9 +283,20 @@ def nothing_dead(repo, tree: Path, plan: dict, number: int) -> BatchOutcome:
     return outcome
 
 
+def _references_section(title: str, references: PlatformReferences) -> list[str]:
+    lines = ["", f"{title}: {len(references.code)} lines in {references.files} files; "
+                 f"{references.comment_lines} comment lines name one too."]
+    if references.code:
+        lines += ["", "<details><summary>the lines</summary>", ""]
+        lines += [f"- `{path}:{number}` `{text[:120]}`" for path, number, text in references.code]
+        lines += ["", "</details>"]
+    return lines
+
+
 def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: int, tree_lines: int,
                         spec: str, requirements: dict | None = None,
-                        references: PlatformReferences | None = None) -> None:
+                        references: PlatformReferences | None = None,
+                        models: PlatformReferences | None = None) -> None:
     removed = upstream_lines - tree_lines
     data = {"upstream": spec, "batches": outcomes, "requirements": requirements,
             "totals": {"upstream_python_lines": upstream_lines, "tree_python_lines": tree_lines,
@@ -292,6 +304,8 @@ def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: 
                        "removed_fraction": round(removed / upstream_lines, 4) if upstream_lines else 0.0}}
     if references is not None:
         data["platform_references"] = references.to_json()
+    if models is not None:
+        data["model_references"] = models.to_json()
     (report_dir / "apply.json").write_text(json.dumps(data, indent=1) + "\n")
     lines = [f"# Apply: {spec}", "",
              f"Non-blank Python lines: upstream {upstream_lines:,}, work tree {tree_lines:,}, removed {removed:,} "
@@ -323,13 +337,11 @@ def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: 
                       f"{requirements['gate']}{', commit ' + requirements['commit'][:10] if requirements['commit'] else ''}"
                       f" (`requirements.md`)."]
     if references is not None:
-        lines += ["", f"Platform references left (code lines naming another platform by the rules' vocabulary, "
-                      f"`shrinker/apply/platform_references.py`): {len(references.code)} lines in {references.files} "
-                      f"files; {references.comment_lines} comment lines name one too."]
-        if references.code:
-            lines += ["", "<details><summary>the lines</summary>", ""]
-            lines += [f"- `{path}:{number}` `{text[:120]}`" for path, number, text in references.code]
-            lines += ["", "</details>"]
+        lines += _references_section("Platform references left (code lines naming another platform by the rules' "
+                                     "vocabulary, `shrinker/apply/platform_references.py`)", references)
+    if models is not None:
+        lines += _references_section("Other model families named (code lines naming a family of the rules' "
+                                     "[architectures].other_families)", models)
     (report_dir / "apply.md").write_text("\n".join(lines) + "\n")
 
 
@@ -409,5 +421,6 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
         req = requirements.to_json() if requirements is not None else old_data.get("requirements")
         complete = applied == list(range(1, total + 1))
         _write_apply_report(report_dir, kept, python_lines(upstream.root), python_lines(tree), upstream.spec,
-                            req if complete else None, platform_references(tree, rules) if complete else None)
+                            req if complete else None, platform_references(tree, rules) if complete else None,
+                            model_references(tree, rules) if complete else None)
     return outcomes

@@ -42,8 +42,9 @@ from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
 from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.parameters import fixed_values
-from shrinker.rules.predicates import (architecture_compare, combine, env_flag_name, never_compare,
-                                       platform_attribute_probe, platform_name, vocabulary_patterns)
+from shrinker.rules.predicates import (architecture_compare, combine, device_probe, device_probe_patterns,
+                                       env_flag_name, never_compare, platform_attribute_probe, platform_fact,
+                                       platform_name, vocabulary_patterns)
 
 # Python builtins (and os env readers) whose calls have no side effects worth keeping; `frozenset` of
 # pure arguments builds a value (0.5.21's kernel records: `capabilities=frozenset({Capability.CUDA})`).
@@ -51,6 +52,8 @@ _PURE_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "call
                          "str", "int", "float", "type", "getenv", "frozenset"})
 _BOOL_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "callable", "bool"})
 _LITERALS = (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)
+# Expressions that are never an assignment target: folded where they stand as elements of a literal.
+_VALUE_KINDS = (cst.BooleanOperation, cst.UnaryOperation, cst.Comparison, cst.Call, cst.IfExp)
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,8 @@ class Folder:
             return True  # a predicate call (its arguments are checked by the caller)
         if name in _PURE_CALLS or name in self.env_flags or _dotted_root(call.func) in self.env_flags:
             return True
+        if device_probe(call, self.table.platform, self.table.strings) is not None:
+            return True
         # Methods and functions the rules declare side-effect free (`mode.is_mixed()`,
         # `get_available_device()`: lru_cached, its one warning is printed by the first call anyway).
         # A name written `get_model()` is pure only when called with no arguments (an accessor whose
@@ -169,11 +174,13 @@ class Folder:
         if isinstance(node, cst.Name):
             return self._fold_name(node, as_value)
         if isinstance(node, cst.Attribute):
-            value = self.table.value(node.attr.value, called=False)
+            fact = platform_fact(node, self.table.platform)  # `get_platform().is_hip` is `is_hip()`
+            value = self.table.value(fact or node.attr.value, called=fact is not None)
             if value is not None and self.pure(node.value):
                 return Fold(constant(value), value, True, True)
         elif isinstance(node, cst.Call):
-            folded = self._fold_call(node) or self._fold_isinstance(node) or self._fold_hasattr(node)
+            folded = (self._fold_call(node) or self._fold_isinstance(node) or self._fold_hasattr(node)
+                      or self._fold_device_probe(node))
             if folded is not None:
                 return folded
         elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
@@ -237,6 +244,12 @@ class Folder:
         if platform_attribute_probe(node, self.table.platform) is None:
             return None
         return Fold(constant(False), False, self.pure(node.args[0].value), True)
+
+    def _fold_device_probe(self, node: cst.Call) -> Optional[Fold]:
+        """`torch.xpu.is_available()` ([platform].device_probes): no such device on CUDA."""
+        if device_probe(node, self.table.platform, self.table.strings) is None:
+            return None
+        return Fold(constant(False), False, True, True)
 
     def _fold_isinstance(self, node: cst.Call) -> Optional[Fold]:
         """`isinstance(x, NPUPool)` with NPUPool imported from a removed module is False; in a tuple
@@ -306,8 +319,13 @@ class Folder:
             return self.boolean(node.left) and self.boolean(node.right)
         if isinstance(node, cst.Call):
             name = _simple_name(node.func)
+            if device_probe(node, self.table.platform, self.table.strings) is not None:
+                return True
             return name in _BOOL_CALLS or (name is not None and self.table.value(name, called=True) is not None
                                            and not self.table.returns_none(name))
+        if isinstance(node, cst.Attribute):  # a platform fact is a probe's bool
+            fact = platform_fact(node, self.table.platform)
+            return fact is not None and self.table.value(fact, called=True) is not None
         return False
 
     def _joined(self, node: cst.BooleanOperation, left: Fold, right: Fold, value: Optional[bool],
@@ -362,7 +380,7 @@ class Folder:
         if value is None:
             # A test for a removed architecture folds only where that is safe; unlike a platform test
             # it is no finding when it cannot (the branch is dead code, not a wrong answer on CUDA).
-            value = architecture_compare(left, target, self.table.architectures)
+            value = architecture_compare(left, target, self.table.architectures, self.table.served)
             if value is None or not self.pure(node):
                 return None
         if not self.pure(node):
@@ -593,11 +611,12 @@ class PredicateScope:
 
 
 @lru_cache(maxsize=8)
-def _trigger_regex(names: tuple[str, ...], strings: tuple[str, ...], families: tuple[str, ...] = ()) -> re.Pattern:
+def _trigger_regex(names: tuple[str, ...], strings: tuple[str, ...], families: tuple[str, ...] = (),
+                   patterns: tuple[str, ...] = ()) -> re.Pattern:
     parts = []
     for name in names:
         parts.append(name_glob_regex(name))
-    return re.compile("|".join(parts + vocabulary_patterns(strings, families)))
+    return re.compile("|".join(parts + vocabulary_patterns(strings, families) + list(patterns)))
 
 
 _REMOVED_MODULES_RE: dict[int, re.Pattern] = {}
@@ -622,7 +641,8 @@ def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re
     return _trigger_regex(tuple(p.name for p in platform.predicates) + tuple(p.name for p in platform.parameters)
                           + tuple(platform.attributes) + feature_words(inputs) + tuple(extra)
                           + _sorted_names(inputs.table.architectures),
-                          tuple(platform.strings.strings), tuple(platform.strings.families))
+                          tuple(platform.strings.strings), tuple(platform.strings.families),
+                          tuple(device_probe_patterns(platform)))
 
 
 @lru_cache(maxsize=8)
@@ -673,6 +693,24 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         if value is None:
             return updated_node
         self.count("arguments_folded")
+        return updated_node.with_changes(value=value)
+
+    def leave_Element(self, original_node: cst.Element, updated_node: cst.Element) -> cst.Element:
+        """A tuple, list or set element that is an expression (`("PD prefill on ROCm", mode == "prefill"
+        and get_platform().is_hip)`): folded as a value. Names and attributes stay (they may be targets)."""
+        if not isinstance(updated_node.value, _VALUE_KINDS):
+            return updated_node
+        value = self._value(updated_node.value)
+        if value is None:
+            return updated_node
+        self.count("elements_folded")
+        return updated_node.with_changes(value=value)
+
+    def leave_DictElement(self, original_node: cst.DictElement, updated_node: cst.DictElement) -> cst.DictElement:
+        value = self._value(updated_node.value)
+        if value is None:
+            return updated_node
+        self.count("elements_folded")
         return updated_node.with_changes(value=value)
 
     def leave_Return(self, original_node: cst.Return, updated_node: cst.Return) -> cst.Return:
@@ -833,6 +871,31 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         self.count("platform_entries_removed", len(drop))
         return result
 
+    def _architecture_list(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """A literal list of architectures (every element a string the plan knows as an architecture,
+        kept or removed): the removed ones go, as no served model can be one of them."""
+        removed = self.inputs.table.architectures
+        if not removed or not node.elements:
+            return node
+        known = removed | frozenset(self.inputs.rules.architectures.keep)
+        names = [_string(e.value) if isinstance(e, cst.Element) else None for e in node.elements]
+        if not all(n in known for n in names) or not any(n in removed for n in names):
+            return node
+        result = drop_from_literal(node, lambda e: _string(e.value) in removed)
+        if result is None:
+            return node
+        self.count("architectures_dropped", sum(n in removed for n in names))
+        return result
+
+    def leave_List(self, original_node: cst.List, updated_node: cst.List) -> cst.BaseExpression:
+        return self._architecture_list(updated_node)
+
+    def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
+        return self._architecture_list(updated_node)
+
+    def leave_Set(self, original_node: cst.Set, updated_node: cst.Set) -> cst.BaseExpression:
+        return self._architecture_list(updated_node)
+
     def _fold_value(self, value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
         if value is None or not isinstance(value, (cst.BooleanOperation, cst.UnaryOperation, cst.Comparison)):
             return None
@@ -847,7 +910,8 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         """`_use_mlx = use_mlx()` inside a function, `self.use_npu_mxfp8 = use_npu_mxfp8(cfg)` anywhere:
         the constant (the predicate's import can then go). Module-level flags (`_is_hip = is_hip()`)
         stay: other modules import them."""
-        if not isinstance(node.value, cst.Call) or len(node.targets) != 1:
+        fact = isinstance(node.value, cst.Attribute) and platform_fact(node.value, self.inputs.table.platform)
+        if not (isinstance(node.value, cst.Call) or fact) or len(node.targets) != 1:
             return None
         target = node.targets[0].target
         if not (isinstance(target, cst.Attribute) or (self._params and isinstance(target, cst.Name))):

@@ -45,4 +45,5 @@ class CodemodInputs:
     def __post_init__(self) -> None:
         if self.table is None:
             self.table = PredicateTable(self.rules.platform,
-                                        architectures=removed_architectures(self.rules, self.removed.registry_keys))
+                                        architectures=removed_architectures(self.rules, self.removed.registry_keys),
+                                        served=self.rules.architectures.served)

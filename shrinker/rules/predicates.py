@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
 import libcst as cst
+import libcst.helpers
 
 from shrinker.rules.patterns import pattern_matches
 from shrinker.rules.schema import Feature, FeatureValue, Platform, Predicate
@@ -92,8 +93,11 @@ class PredicateTable:
     With `features` (rules.features) the table also knows what a product decision fixes: feature
     predicates (`mambaish_config(cfg)` -> None), values a name never holds (`fa_impl_ver` != 4)."""
 
-    def __init__(self, platform: Platform, features: Sequence[Feature] = (), architectures: Iterable[str] = ()):
+    def __init__(self, platform: Platform, features: Sequence[Feature] = (), architectures: Iterable[str] = (),
+                 served: Iterable[str] = ()):
         self.platform = platform
+        # Where the served model's architectures stand (`hf_config.architectures`, rules.architectures.served).
+        self.served = tuple(served)
         # Architectures the profile removes: `arch == "Qwen2ForCausalLM"` holds only while serving one,
         # which the pruned tree cannot (its model registry lacks it), so the test is False there.
         self.architectures = frozenset(architectures)
@@ -232,6 +236,41 @@ def platform_attribute_probe(node: cst.Call, platform: Platform) -> str | None:
     return name if name in platform.attributes else None
 
 
+def platform_fact(node: cst.Attribute, platform: Platform) -> str | None:
+    """`get_platform().is_hip`: the attribute's name when it is read on a platform-facts object
+    ([platform].fact_objects; `name()` means a call with no arguments), else None. Such a read is the
+    predicate of that name, called (`get_platform().is_cuda` is `is_cuda()`, where `tensor.is_cuda` is
+    torch's attribute and stays)."""
+    owner = node.value
+    for pattern in platform.fact_objects:
+        if pattern.endswith("()"):
+            if (isinstance(owner, cst.Call) and not owner.args
+                    and cst.helpers.get_full_name_for_node(owner.func) == pattern[:-2]):
+                return node.attr.value
+        elif cst.helpers.get_full_name_for_node(owner) == pattern:
+            return node.attr.value
+    return None
+
+
+def device_probe(node: cst.Call, platform: Platform, strings: "PlatformStrings") -> str | None:
+    """`torch.xpu.is_available()`: the platform word of a device-presence call of
+    [platform].device_probes (no arguments), else None. No such device is present on CUDA."""
+    if node.args or not platform.device_probes:
+        return None
+    name = cst.helpers.get_full_name_for_node(node.func) or ""
+    for pattern in platform.device_probes:
+        m = re.fullmatch(re.escape(pattern).replace(r"\*", r"(\w+)"), name)
+        if m and all(strings.word(w.lower()) for w in m.groups()):
+            return m.group(1)
+    return None
+
+
+def device_probe_patterns(platform: Platform) -> list[str]:
+    """Regex alternatives for the device probes (a pre-filter of the files a fold reads)."""
+    words = "|".join(re.escape(s) for s in platform.strings.strings)
+    return [re.escape(p).replace(r"\*", f"(?:{words})") for p in platform.device_probes if words]
+
+
 def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "",
              fixed: Mapping[str, bool] | None = None) -> bool | None:
     """The value of a boolean expression on CUDA, or None when it depends on anything else.
@@ -241,6 +280,8 @@ def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "",
         return node.value == "True"
     if fixed and isinstance(node, cst.Name) and node.value in fixed:
         return fixed[node.value]
+    if isinstance(node, cst.Attribute) and (fact := platform_fact(node, table.platform)) is not None:
+        return table.value(fact, called=True)
     if isinstance(node, (cst.Name, cst.Attribute)):
         name = _name_of(node)
         return table.value(name, called=False) if name else None
@@ -248,6 +289,8 @@ def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "",
         flag = env_flag_name(node, table.platform)
         if flag is not None:
             return table.value(flag, called=True)
+        if device_probe(node, table.platform, table.strings) is not None:
+            return False
         if platform_attribute_probe(node, table.platform) is not None:
             return False
         name = _name_of(node.func)
@@ -326,22 +369,31 @@ def _compare(left: cst.BaseExpression, target: cst.ComparisonTarget, table: Pred
         text = platform_name(right) if platform_name(left) is None else platform_name(left)
         if text is not None and text in table.strings:
             return isinstance(op, cst.NotEqual)
-        return architecture_compare(left, target, table.architectures)
+        return architecture_compare(left, target, table.architectures, table.served)
     if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
         values = [_string_value(e.value) for e in right.elements]
         if values and all(v is not None and v in table.strings for v in values):
             return isinstance(op, cst.NotIn)
-    return architecture_compare(left, target, table.architectures)
+    return architecture_compare(left, target, table.architectures, table.served)
 
 
 def architecture_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
-                         architectures: frozenset[str]) -> bool | None:
+                         architectures: frozenset[str], served: Sequence[str] = ()) -> bool | None:
     """`x == "Qwen2ForCausalLM"` / `x != ...` / `x in ("LlamaForCausalLM", ...)` where every string is an
     architecture the profile removes: False (True for != / not in). Only literals written in the test
-    count: `"Qwen2ForCausalLM" in SUPPORTED` asks a collection, not the served model, and stays."""
+    count: `"Qwen2ForCausalLM" in SUPPORTED` asks a collection, not the served model, and stays, unless
+    the collection is one that holds the served model's architectures (`served`: the rules'
+    `*.hf_config.architectures`). `x in ()`, what a literal is left with once its removed architectures
+    went, is False."""
+    op, right = target.operator, target.comparator
+    if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List)) and not right.elements:
+        return isinstance(op, cst.NotIn)
     if not architectures:
         return None
-    op, right = target.operator, target.comparator
+    if isinstance(op, (cst.In, cst.NotIn)) and served and _string_value(left) in architectures:
+        name = dotted_name(right)
+        if name is not None and any(fnmatchcase(name, pattern) for pattern in served):
+            return isinstance(op, cst.NotIn)
     if isinstance(op, (cst.Equal, cst.NotEqual)):
         if _string_value(left) in architectures or _string_value(right) in architectures:
             return isinstance(op, cst.NotEqual)

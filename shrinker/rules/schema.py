@@ -30,6 +30,14 @@ class Root(_Strict):
 class Architectures(_Strict):
     keep: list[str]
     reason: str
+    served: list[str] = Field(default_factory=list,
+                              description="Dotted names (globs) of the collections that hold the served model's "
+                                          "architectures (`*.hf_config.architectures`): `\"Qwen2ForCausalLM\" in "
+                                          "self.hf_config.architectures` is False when the profile removes it.")
+    other_families: list[str] = Field(default_factory=list,
+                                      description="Words that name model families the profile removes (`qwen`, "
+                                                  "`gpt_oss`): code lines of the work tree naming one are counted "
+                                                  "in apply.md (issue 17's measure).")
 
 
 class Predicate(_Strict):
@@ -97,6 +105,14 @@ class Platform(_Strict):
                                                   "predicate of that name folds.")
     env_flags: list[str] = Field(default_factory=list,
                                  description="Calls whose result depends on env only (kept as is in and/or).")
+    fact_objects: list[str] = Field(default_factory=list,
+                                    description="Objects whose attributes are the machine's platform facts "
+                                                "(`get_platform()`: `get_platform().is_hip` is `is_hip()`): an "
+                                                "attribute read on one folds like a call of the predicate of its name.")
+    device_probes: list[str] = Field(default_factory=list,
+                                     description="Dotted calls that ask whether a device is present, `*` standing for "
+                                                 "a platform word of [platform.strings] (`torch.*.is_available`: "
+                                                 "`torch.xpu.is_available()` is False on CUDA).")
     pure_methods: list[str] = Field(default_factory=list,
                                     description="Method names (globs) known to have no side effects: an operand "
                                                 "calling one may be dropped when a platform predicate decides the test. "

@@ -23,3 +23,20 @@ def test_code_lines_count_comments_and_cuda_apart(tmp_path):
     assert [line for _, line, _ in refs.code] == [2, 3, 6, 8, 9]
     assert refs.files == 1 and refs.comment_lines == 2  # "# Ascend" and the ROCm line; the docstring is no code
     assert refs.to_json() == {"code_lines": 5, "files": 1, "comment_lines": 2}
+
+
+def test_model_family_lines_count_words_and_camel_case_starts(tmp_path):
+    from shrinker.apply.platform_references import model_references
+
+    (tmp_path / "python/sglang").mkdir(parents=True)
+    (tmp_path / "python/sglang/a.py").write_text(
+        '"""Qwen3 and Llama."""\n'
+        'if arch == "Qwen2ForCausalLM":\n'
+        "    pass\n"
+        "class M(LlamaMLP): ...\n"
+        "ok = is_qwen3_next(cfg) or model_type == 'gpt-oss'\n"
+        "x = Qwenlike + cllama + DeepseekV2ForCausalLM  # a llama comment\n"
+        "clip = torch.clip(x)\n")
+    refs = model_references(tmp_path, load_rules("deepseek"))
+    assert [line for _, line, _ in refs.code] == [2, 4, 5]
+    assert refs.comment_lines == 1

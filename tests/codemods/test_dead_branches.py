@@ -35,6 +35,34 @@ class TestDeadBranches(PlatformCodemodTest):
             """,
         )
 
+    def test_facts_and_device_probes_decide_branches(self) -> None:
+        # 0.5.23: parallel_state's device pick and serving_hook's facts object ([platform] fact_objects,
+        # device_probes); torch.cuda's probe and a compute-capability fact stay
+        self.assertCodemod(
+            """
+            def device():
+                if torch.cuda.is_available():
+                    return "cuda"
+                elif hasattr(torch, "xpu") and torch.xpu.is_available():
+                    return "xpu"
+                elif hasattr(torch, "npu") and torch.npu.is_available():
+                    return "npu"
+                if not get_platform().is_cuda:
+                    raise ValueError("CUDA only")
+                if get_platform().is_sm100:
+                    return "sm100"
+                return "cpu"
+            """,
+            """
+            def device():
+                if torch.cuda.is_available():
+                    return "cuda"
+                if get_platform().is_sm100:
+                    return "sm100"
+                return "cpu"
+            """,
+        )
+
     def test_fixed_parameter_folds_inside_its_function_only(self) -> None:
         # deepseek_v4_fused_mhc.py: the rule's function returns at once; the code after the return
         # goes (the aiter import with it); a same-named parameter elsewhere is left alone.

@@ -677,3 +677,187 @@ def test_a_mapping_lookup_by_key_is_pure() -> None:
     test = 'not (cfg.is_draft and hf_quant_config.get("quant_method") == "quark" and is_hip() and f(cfg))'
     folded = folder.fold(cst.parse_expression(test))
     assert folded.value is True and folded.pure
+
+
+class TestFoldPlatformFactsAndProbes(PlatformCodemodTest):
+    """0.5.23 shapes: the runtime context's facts object and torch's per-vendor device probes, folded
+    wherever they stand (tests, tuple elements, local flags); a tensor's `.is_cuda` stays torch's."""
+
+    TRANSFORM = FoldPlatformPredicates
+
+    def test_facts_object_attributes_fold_like_the_predicate_calls(self) -> None:
+        # deepseek_v4_hook.py: `is_cuda` is a calls-only predicate, yet on get_platform() it is the probe
+        self.assertCodemod(
+            """
+            def check(cfg, x):
+                if get_platform().is_cuda and cfg.on:
+                    run()
+                if not get_platform().is_hip or x.is_cuda:
+                    other()
+                is_hip = get_platform().is_hip
+                if get_platform().is_sm90 and not get_platform().is_npu:
+                    hopper()
+            """,
+            """
+            def check(cfg, x):
+                if cfg.on:
+                    run()
+                if not get_platform().is_hip or x.is_cuda:
+                    other()
+                is_hip = False
+                if get_platform().is_sm90:
+                    hopper()
+            """,
+        )
+
+    def test_facts_in_tuple_elements_fold_as_values(self) -> None:
+        # deepseek_v4_hook.py: a table of (feature, enabled) pairs; `X and False` is False only where X is
+        # a bool, and `X or False` keeps its honest form (its value is X's only when X is a bool)
+        self.assertCodemod(
+            """
+            incompatible = (
+                ("PD prefill on ROCm", cfg.mode == "prefill" and get_platform().is_hip),
+                ("DP attention on ROCm", get_platform().is_hip and attn_dp_enabled_of(cfg)),
+                ("LoRA", cfg.enable_lora),
+                ("or value", cfg.name or get_platform().is_npu),
+            )
+            table = {"amd": get_platform().is_hip, "nvidia": get_platform().is_cuda}
+            """,
+            """
+            incompatible = (
+                ("PD prefill on ROCm", False),
+                ("DP attention on ROCm", False),
+                ("LoRA", cfg.enable_lora),
+                ("or value", cfg.name or False),
+            )
+            table = {"amd": False, "nvidia": True}
+            """,
+        )
+
+    def test_device_probes_of_other_vendors_fold(self) -> None:
+        # srt/utils/common.py and parallel_state.py: torch.cuda's probe stays, other vendors' fold (a
+        # test that folds whole is remove_dead_branches', below)
+        self.assertCodemod(
+            """
+            def is_xpu() -> bool:
+                return hasattr(torch, "xpu") and torch.xpu.is_available()
+
+            def device():
+                if torch.cuda.is_available():
+                    return "cuda"
+                elif hasattr(torch, "npu") and torch.npu.is_available():
+                    return "npu"
+                if torch.backends.mps.is_available() or torch.backends.cudnn.is_available():
+                    return "x"
+                return torch.xpu.is_available(0)
+            """,
+            """
+            def is_xpu() -> bool:
+                return False
+
+            def device():
+                if torch.cuda.is_available():
+                    return "cuda"
+                elif hasattr(torch, "npu") and torch.npu.is_available():
+                    return "npu"
+                if torch.backends.cudnn.is_available():
+                    return "x"
+                return torch.xpu.is_available(0)
+            """,
+        )
+
+    def test_planner_evaluates_facts_and_probes(self) -> None:
+        from shrinker.rules.predicates import evaluate
+
+        table = deepseek_inputs().table
+        value = lambda code: evaluate(cst.parse_expression(code), table)  # noqa: E731
+        self.assertIs(value("get_platform().is_hip"), False)
+        self.assertIs(value("get_platform().is_cuda"), True)
+        self.assertIs(value("x.is_cuda"), None)
+        self.assertIs(value("get_platform().is_sm90"), None)
+        self.assertIs(value("platform().is_hip"), False)  # `is_hip` itself is a predicate name
+        self.assertIs(value("torch.xpu.is_available()"), False)
+        self.assertIs(value("torch.cuda.is_available()"), None)
+
+
+class TestRemovedArchitectures(PlatformCodemodTest):
+    """0.5.23 model_config.py / model_loader shapes: the served model is never an architecture the plan
+    removes, so asking the served architectures for one is False and architecture lists lose it."""
+
+    TRANSFORM = FoldPlatformPredicates
+
+    @staticmethod
+    def inputs():
+        from shrinker.codemods.inputs import CodemodInputs, Removed
+        from shrinker.rules.load import load_rules
+
+        removed = frozenset({"Qwen2ForCausalLM", "MixtralForCausalLM", "Glm4MoeForCausalLMNextN"})
+        return CodemodInputs(rules=load_rules("deepseek"), removed=Removed(registry_keys={"models": removed}))
+
+    def test_membership_in_the_served_architectures(self) -> None:
+        self.assertCodemod(
+            """
+            if ready and "Glm4MoeForCausalLMNextN" in self.hf_config.architectures:
+                glm()
+            skip = "MixtralForCausalLM" not in model_architectures and ready
+            if "Qwen2ForCausalLM" in SUPPORTED or "DeepseekV3ForCausalLM" in architectures:
+                go()
+            if "Qwen2ForCausalLM" in arch:  # a substring test on a string: stays
+                sub()
+            """,
+            """
+            if ready and "Glm4MoeForCausalLMNextN" in self.hf_config.architectures:
+                glm()
+            skip = ready
+            if "Qwen2ForCausalLM" in SUPPORTED or "DeepseekV3ForCausalLM" in architectures:
+                go()
+            if "Qwen2ForCausalLM" in arch:  # a substring test on a string: stays
+                sub()
+            """,
+            inputs=self.inputs(),
+        )
+
+    def test_architecture_lists_lose_the_removed_ones(self) -> None:
+        self.assertCodemod(
+            """
+            MOE = [
+                "DeepseekV3ForCausalLM",
+                "MixtralForCausalLM",  # Mistral's
+                "Qwen2ForCausalLM",
+            ]
+            GONE = ("Qwen2ForCausalLM", "MixtralForCausalLM")
+            ONE = {"Qwen2ForCausalLM", "DeepseekV2ForCausalLM"}
+            MIXED = ["Qwen2ForCausalLM", "not an architecture"]
+            """,
+            """
+            MOE = [
+                "DeepseekV3ForCausalLM",
+            ]
+            GONE = ()
+            ONE = {"DeepseekV2ForCausalLM"}
+            MIXED = ["Qwen2ForCausalLM", "not an architecture"]
+            """,
+            inputs=self.inputs(),
+        )
+
+    def test_a_test_against_an_emptied_literal_is_decided(self) -> None:
+        # 0.5.23 model_hook.py: `model_arch in ("KimiK3ForConditionalGeneration", ...)` loses every element
+        # (leave_Tuple) before the test folds: `in ()` is False, so remove_dead_branches takes the branch
+        from shrinker.codemods.dead_branches import RemoveDeadBranches
+        from tests.codemods.helpers import run_transform
+
+        src = 'if model_arch in ("Qwen2ForCausalLM", "MixtralForCausalLM"):\n    from x import kimi\n    kimi()\ngo()\n'
+        folded, _ = run_transform(FoldPlatformPredicates, src, self.inputs())
+        assert folded == 'if model_arch in ():\n    from x import kimi\n    kimi()\ngo()\n'
+        code, _ = run_transform(RemoveDeadBranches, folded, self.inputs())
+        assert code == "go()\n"
+
+    def test_planner_evaluates_served_membership(self) -> None:
+        from shrinker.rules.predicates import evaluate
+
+        table = self.inputs().table
+        value = lambda code: evaluate(cst.parse_expression(code), table)  # noqa: E731
+        self.assertIs(value('"Qwen2ForCausalLM" in self.model_config.hf_config.architectures'), False)
+        self.assertIs(value('"Qwen2ForCausalLM" not in architectures'), True)
+        self.assertIs(value('"Qwen2ForCausalLM" in SUPPORTED'), None)
+        self.assertIs(value('"DeepseekV3ForCausalLM" in architectures'), None)
