@@ -17,6 +17,7 @@ differ only at a position where upstream's two runs chose differently; the verdi
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -24,6 +25,14 @@ IGNORED_KEYS = frozenset({"id", "created", "system_fingerprint", "rid", "request
 IGNORED_PARTS = ("latency", "_ts", "timestamp", "time_", "_time", "throughput")
 REPEAT_SUFFIX = "@2"  # the second recording of a request (after /flush_cache), for upstream's own spread
 NOT_RUN = "not-run"  # a launch this machine cannot run (too few GPUs): listed, never a pass
+# upstream itself could not serve the launch here (its server died on an error before it was ready):
+# "not run on this hardware", with upstream's own error; never a pruned failure, never a pass
+UPSTREAM_FAILED = "not-run-upstream"
+# no upstream record of the launch in this run (upstream's launch was skipped for time, or timed out
+# with no error in its log): nothing to compare against; never a pruned failure, never a pass
+NOT_COMPARED = "not-compared"
+NOT_COUNTED = frozenset({NOT_RUN, UPSTREAM_FAILED, NOT_COMPARED})  # rows that are no comparison at all
+NOT_RUN_HERE = "not run on this hardware"
 
 
 def _ignored(key: str) -> bool:
@@ -178,11 +187,43 @@ def first_difference(a, b, path: str = "") -> str | None:
     return None if a == b else f"{path or '.'}: {json.dumps(a)[:80]} != {json.dumps(b)[:80]}"
 
 
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning)\b(?::.*)?$")
+
+
+def upstream_error(rec: dict) -> str | None:
+    """The exception a launch's server log ends on: the last traceback line (`ImportError: ...`), or None."""
+    found = None
+    for line in str(rec.get("log_tail") or "").splitlines():
+        line = line.rstrip()
+        if _EXCEPTION_LINE.match(line):
+            found = line
+    return found
+
+
+def reference_gap(lname: str, rl: dict) -> "CaseResult":
+    """The row for a launch the upstream record holds no answers for (its status is not "ok").
+
+    Upstream's server died on an error before it was ready: upstream cannot serve this launch on this
+    machine, so it is "not run on this hardware", with upstream's own error and launch. Skipped for
+    time (or timed out with no error to show): "not compared". Neither is a pruned failure or a pass.
+    """
+    status = str(rl.get("status") or "no status")
+    if status.startswith("not run"):
+        return CaseResult(lname, "*", NOT_RUN, status)
+    err = upstream_error(rl)
+    if status.startswith("failed") and not status.startswith("failed: model") and err:
+        launch = f"; launch: `{rl['command']}`" if rl.get("command") else ""
+        return CaseResult(lname, "*", UPSTREAM_FAILED,
+                          f"{NOT_RUN_HERE}: upstream could not serve it: {err} (upstream {status}{launch})")
+    why = status if err or not status.startswith("failed") else f"{status}, no error in its log"
+    return CaseResult(lname, "*", NOT_COMPARED, f"not compared: no upstream record in this run (upstream launch {why})")
+
+
 @dataclass
 class CaseResult:
     launch: str
     request: str
-    status: str  # pass | fail | missing | error | not-run
+    status: str  # pass | fail | missing | error | not-run | not-run-upstream | not-compared
     detail: str = ""
 
     @property
@@ -239,9 +280,10 @@ def compare_launches(ref: dict, new: dict) -> list[CaseResult]:
     for lname, rl in sorted(ref.items()):
         if rl.get("status") != "ok":
             # nothing recorded upstream: not a pruned failure, but a pruned run of it cannot pass either
-            if lname in new and not str(new[lname].get("status", "")).startswith("not run"):
-                results.append(CaseResult(lname, "*", "error",
-                                          f"no upstream reference: the upstream launch {rl.get('status')}"))
+            if lname in new:
+                nst = str(new[lname].get("status", ""))
+                results.append(CaseResult(lname, "*", NOT_RUN, nst) if nst.startswith("not run")
+                               else reference_gap(lname, rl))
             continue
         nl = new.get(lname)
         if nl is None:
@@ -280,6 +322,10 @@ def compare_launches(ref: dict, new: dict) -> list[CaseResult]:
     return results
 
 
+def _record_rank(launch: dict) -> tuple[bool, str]:
+    return launch.get("status") == "ok", str(launch.get("recorded") or "")
+
+
 def load_record(directory: Path) -> dict:
     """Merge every results*.json of a record folder: launches, jit, timing, environment by part."""
     merged: dict = {"launches": {}, "parts": []}
@@ -296,7 +342,11 @@ def load_record(directory: Path) -> dict:
             launch.setdefault("weights_content_sha256", model.get("weights_content_sha256"))
             launch.setdefault("config_digest", model.get("config_digest"))
             launch.setdefault("part", data.get("part"))
-            merged["launches"][name] = launch
+            launch.setdefault("recorded", data.get("date"))
+            # several records of one launch (a retry): the newest wins, but never a miss over an answer
+            earlier = merged["launches"].get(name)
+            if earlier is None or _record_rank(launch) >= _record_rank(earlier):
+                merged["launches"][name] = launch
         for key in ("jit", "import", "timing", "environment", "models"):
             if data.get(key):
                 merged.setdefault(key, data[key])

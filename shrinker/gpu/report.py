@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from dataclasses import asdict
 from pathlib import Path
 
 from shrinker.gpu import compare, jit
@@ -124,7 +125,40 @@ def startup_ratios(ref: dict, new: dict) -> dict:
 
 VERSION_KEYS = ("python", "torch", "torch.cuda", "triton", "sglang", "sglang-kernel", "transformers", "tokenizers",
                 "flashinfer-python", "xgrammar", "apache-tvm-ffi", "pydantic", "fastapi", "openai")
-NOT_RUN_HERE = "not run on this hardware"
+NOT_RUN_HERE = compare.NOT_RUN_HERE
+LABELS = {compare.UPSTREAM_FAILED: NOT_RUN_HERE, compare.NOT_COMPARED: "not compared", compare.NOT_RUN: NOT_RUN_HERE}
+
+
+def with_reference_gaps(cases: list[dict], ref_launches: dict) -> list[dict]:
+    """The case rows, with every launch the upstream record holds no answers for classified from that record.
+
+    A `*` row of such a launch (an older compare called it "error: no upstream reference") becomes
+    upstream's start failure ("not run on this hardware", with upstream's error) or "not compared"
+    (no upstream record in this run); a failed reference launch that no run compared gets its row too.
+    A launch upstream served stays what the comparison said: a pruned-only failure is a failure.
+    """
+    out, seen = [], set()
+    for c in cases:
+        rl = ref_launches.get(c["launch"])
+        seen.add(c["launch"])
+        if c["request"] == "*" and rl is not None and rl.get("status") != "ok" and c["status"] != compare.NOT_RUN:
+            out.append(asdict(compare.reference_gap(c["launch"], rl)))
+        else:
+            out.append(c)
+    for name, rl in sorted(ref_launches.items(), key=lambda kv: (kv[1].get("part") or 0, kv[0])):
+        if name not in seen and str(rl.get("status", "")).startswith("failed"):
+            gap = compare.reference_gap(name, rl)
+            if gap.status == compare.UPSTREAM_FAILED:
+                out.append(asdict(gap))
+    return out
+
+
+def _upstream_status(rec: dict) -> str:
+    """The reference table's status: upstream's start failure says it is not run here, and why."""
+    gap = compare.reference_gap("", rec) if rec.get("status") != "ok" else None
+    if gap is not None and gap.status == compare.UPSTREAM_FAILED:
+        return f"{NOT_RUN_HERE}: {rec.get('status')} — `{compare.upstream_error(rec)}`"
+    return str(rec.get("status"))
 
 
 def _env_line(env: dict) -> str:
@@ -209,7 +243,7 @@ def reference_section(ref: dict) -> list[str]:
         flags = " ".join(rec.get("flags", []))
         star = "*" if rec.get("first_launch_of_call") else ""
         weights = (rec.get("weights_sha256") or "")[:12] or "dummy"
-        lines.append(f"| {name} | {rec.get('part', '')} | {rec.get('gpus', 1)} | {rec.get('status')} "
+        lines.append(f"| {name} | {rec.get('part', '')} | {rec.get('gpus', 1)} | {_upstream_status(rec)} "
                      f"| {rec.get('startup_s', '')}{star} | {ok}/{len(reqs)} HTTP 200 | {weights} | `{flags}` |")
     return lines
 
@@ -308,14 +342,19 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path, version: st
     md = [f"# `shrink verify --gpu` — DeepSeek v{version}", "", f"Report written {today}.", ""]
     code = 0
     launches_not_run: dict[str, str] = {}
+    upstream_failed: dict[str, str] = {}
+    not_compared: dict[str, str] = {}
     unrecorded: dict[str, str] = {}
     if not pruned["parts"]:
         report["pruned"] = "pending"
         md += ["Pruned comparison: **pending** (no pruned run yet). Only the upstream reference is recorded.", ""]
     else:
-        cases = one_per_case(superseded_dropped([c for s in summaries for c in s["cases"]]))
+        cases = with_reference_gaps(one_per_case(superseded_dropped([c for s in summaries for c in s["cases"]])),
+                                    ref["launches"])
         launches_not_run = {c["launch"]: c["detail"] for c in cases if c["status"] == compare.NOT_RUN}
-        compared = [c for c in cases if c["status"] != compare.NOT_RUN]
+        upstream_failed = {c["launch"]: c["detail"] for c in cases if c["status"] == compare.UPSTREAM_FAILED}
+        not_compared = {c["launch"]: c["detail"] for c in cases if c["status"] == compare.NOT_COMPARED}
+        compared = [c for c in cases if c["status"] not in compare.NOT_COUNTED]
         passed = sum(1 for c in compared if c["status"] == "pass")
         jit_cmp = jit.compare_jit(ref.get("jit", {}), pruned.get("jit", {})) if pruned.get("jit") else None
         ratios = timing_ratios(timing)
@@ -338,7 +377,13 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path, version: st
         report.update(
             passed=all_ok,
             counts={"cases": len(compared), "passed": passed, "failed": len(compared) - passed,
-                    "launches_not_run": len(launches_not_run), "not_recorded": len(unrecorded)},
+                    "launches_not_run": len(launches_not_run), "not_recorded": len(unrecorded),
+                    "not_run_upstream_failed": len(upstream_failed), "not_compared": len(not_compared)},
+            not_run_upstream_failed={name: {"error": compare.upstream_error(ref["launches"][name]),
+                                            "status": ref["launches"][name].get("status"),
+                                            "command": ref["launches"][name].get("command"),
+                                            "part": ref["launches"][name].get("part")}
+                                     for name in sorted(upstream_failed)},
             runs=[{k: p.get(k) for k in ("part", "date", "command", "seconds")}
                   | {"device": device_of(p.get("environment", {})), "pruned_tree_sha256": pruned_tree_sha(p)}
                   for p in sorted(pruned["parts"], key=lambda p: (p.get("part", 0), p.get("date", "")))],
@@ -348,7 +393,13 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path, version: st
             cases=cases, jit=jit_cmp,
             pruned_jit={k: pruned.get("jit", {}).get(k) for k in ("built", "failed", "timeout", "total", "seconds")},
             timing=ratios, pruned_environment=pruned.get("environment"))
-        md += [f"Cases: **{passed}/{len(compared)} passed**" + ("" if all_ok else " — FAILURES below")
+        plural = lambda n: "launch" if n == 1 else "launches"  # noqa: E731
+        md += [(f"Cases: **{passed}/{len(compared)} compared requests identical**" if all_ok
+                else f"Cases: **{passed}/{len(compared)} passed** — FAILURES below")
+               + (f"; {len(upstream_failed)} {plural(len(upstream_failed))} {NOT_RUN_HERE}: upstream could not "
+                  f"serve {'it' if len(upstream_failed) == 1 else 'them'} (reasons below)" if upstream_failed else "")
+               + (f"; {len(not_compared)} {plural(len(not_compared))} not compared: no upstream record in this run"
+                  if not_compared else "")
                + (f"; {len(launches_not_run)} launch(es) not run (below)" if launches_not_run else "")
                + (f"; {len(unrecorded)} launch(es) or steps of cases.toml neither recorded nor compared (below)"
                   if unrecorded else ""), ""]
@@ -365,10 +416,23 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path, version: st
                       f"{len(jit_cmp['regressions'])}")
         md += _timing_lines(ratios)
         md += ["", "| launch | request | status | detail |", "| --- | --- | --- | --- |"]
-        md += [f"| {c['launch']} | {c['request']} | {c['status']} | {c['detail']} |" for c in cases]
+        md += [f"| {c['launch']} | {c['request']} | {LABELS.get(c['status'], c['status'])} | {c['detail']} |"
+               for c in cases]
         md.append("")
+        if upstream_failed:
+            md += [f"## {NOT_RUN_HERE}: upstream could not serve these launches", "",
+                   "Upstream's own server died before it was ready, so there is nothing to compare the pruned tree "
+                   "with: not a pruned failure, not a pass. Upstream's error is the last traceback line of its log.",
+                   "", "| launch | part | upstream's error | upstream's status | launch |", "| --- | --- | --- | --- | --- |"]
+            for name, u in report["not_run_upstream_failed"].items():
+                md.append(f"| {name} | {u['part']} | `{u['error']}` | {u['status']} | `{u['command']}` |")
+            md.append("")
     rows = not_run_list(not_run, envs or [p.get("environment", {}) for p in ref["parts"]],
                         {**launches_not_run, **unrecorded})
+    rows += [{"name": name, "why": why, "status": NOT_RUN_HERE, "hardware": None}
+             for name, why in sorted(upstream_failed.items())]
+    rows += [{"name": name, "why": why, "status": "not compared", "hardware": None}
+             for name, why in sorted(not_compared.items())]
     report["not_run"] = rows
     md += reference_section(ref)
     notes = Path(ref_dir) / "README.md"

@@ -207,7 +207,10 @@ def run_launch(launch: cases_mod.Launch, cases: cases_mod.Cases, model: dict, en
         limit = startup_timeout or launch_timeout(launch, cases)
         rec["startup_timeout_s"] = round(limit, 1)
         if not server.wait_ready(srv, limit):
-            rec["status"] = f"failed: server did not become ready in {limit:.0f} s"
+            code = srv.proc.poll()
+            rec["status"] = (f"failed: server did not become ready in {limit:.0f} s" if code is None else
+                             f"failed: server exited (code {code}) {time.monotonic() - srv.started:.0f} s after "
+                             "launch, before it was ready")
             rec["log_tail"] = srv.log_tail(60)
             return rec
         rec["startup_s"] = round(srv.ready_s, 2)
@@ -556,8 +559,10 @@ def compare_part(ref_dir: Path, result: dict) -> dict:
     for name in sorted(set(result["launches"]) - set(ref["launches"])):
         rows.append(compare.CaseResult(name, "*", "error", "no upstream reference recorded for this launch"))
     summary = {"part": result["part"], "cases": compare.results_table(rows),
-               "passed": all(r.passed or r.status == compare.NOT_RUN for r in rows),
-               "not_run": sorted({r.launch for r in rows if r.status == compare.NOT_RUN})}
+               "passed": all(r.passed or r.status in compare.NOT_COUNTED for r in rows),
+               "not_run": sorted({r.launch for r in rows if r.status == compare.NOT_RUN}),
+               "not_run_upstream": sorted({r.launch for r in rows if r.status == compare.UPSTREAM_FAILED}),
+               "not_compared": sorted({r.launch for r in rows if r.status == compare.NOT_COMPARED})}
     if "jit" in result and ref.get("jit"):
         summary["jit"] = jit.compare_jit(ref["jit"], result["jit"])
         summary["passed"] = summary["passed"] and summary["jit"]["passed"]

@@ -105,10 +105,61 @@ def test_weights_difference_is_noted_per_case(tmp_path: Path):
     assert "model folder differs" in model[0].detail
 
 
+TRACEBACK = """[2026-11-26 08:12:10] Scheduler hit an exception: Traceback (most recent call last):
+  File "/tmp/shrinker-gpu/site/sgl_kernel/flash_attn.py", line 8, in <module>
+    from sgl_kernel import flash_ops
+ImportError: cannot import name 'flash_ops' from 'sgl_kernel'
+
+During handling of the above exception, another exception occurred:
+
+  File "/tmp/shrinker-gpu/site/sgl_kernel/flash_attn.py", line 10, in <module>
+    raise ImportError(
+ImportError: Can not import FA3 in sgl_kernel. Please check your installation.
+
+[2026-11-26 08:12:16] Received sigquit from a child process. It usually means the child failed."""
+
+
 def test_a_launch_that_failed_upstream_cannot_pass():
     ok = {"status": "ok", "requests": {"gen": {"http_status": 200, "answer": {"output_ids": [1]}}}}
+    # upstream timed out with no error in its log: nothing to compare with, and no pass
     rows = compare.compare_launches({"c": {"status": "failed: server did not become ready", "requests": {}}}, {"c": ok})
-    assert [(r.launch, r.status) for r in rows] == [("c", "error")] and "no upstream reference" in rows[0].detail
+    assert [(r.launch, r.status) for r in rows] == [("c", compare.NOT_COMPARED)] and not rows[0].passed
+    assert rows[0].detail.startswith("not compared: no upstream record in this run")
+    assert "no error in its log" in rows[0].detail
+
+
+def test_an_upstream_start_failure_is_not_run_on_this_hardware_with_upstreams_error():
+    ok = {"status": "ok", "requests": {"gen": {"http_status": 200, "answer": {"output_ids": [1]}}}}
+    died = {"status": "failed: server did not become ready in 320 s", "requests": {}, "log_tail": TRACEBACK,
+            "command": "python3 -m sglang.launch_server --model-path /m/tiny-v32 --port 1"}
+    assert compare.upstream_error(died) == "ImportError: Can not import FA3 in sgl_kernel. Please check your installation."
+    rows = compare.compare_launches({"v32-auto": died}, {"v32-auto": ok})
+    assert [(r.launch, r.request, r.status) for r in rows] == [("v32-auto", "*", compare.UPSTREAM_FAILED)]
+    assert not rows[0].passed
+    assert rows[0].detail.startswith("not run on this hardware: upstream could not serve it: ImportError: Can not import FA3")
+    assert "`python3 -m sglang.launch_server --model-path /m/tiny-v32 --port 1`" in rows[0].detail
+    # a launch skipped for time upstream is "not compared", never a failure
+    skipped = compare.compare_launches({"mtp": {"status": "skipped: no time left in this call"}}, {"mtp": ok})
+    assert skipped[0].status == compare.NOT_COMPARED
+    assert skipped[0].detail == ("not compared: no upstream record in this run "
+                                 "(upstream launch skipped: no time left in this call)")
+    # a failure of our own model preparation is no error of upstream's
+    model = compare.reference_gap("x", {"status": "failed: model: weights failed", "log_tail": TRACEBACK})
+    assert model.status == compare.NOT_COMPARED
+
+
+def test_a_retried_launch_keeps_the_newest_record_but_never_loses_an_answer(tmp_path: Path):
+    ok = {"status": "ok", "requests": {"gen": {"http_status": 200, "answer": {"output_ids": [1]}}}}
+    (tmp_path / "results-part6-upstream-v32-fp8kv-v4-auto.json").write_text(json.dumps(
+        {"part": 6, "date": "2026-11-26T08:27:20Z", "launches": {"v4-auto": {"status": "failed: a"}}}))
+    (tmp_path / "results-part6-upstream-v4-auto.json").write_text(json.dumps(
+        {"part": 6, "date": "2026-11-26T09:10:00Z", "launches": {"v4-auto": {"status": "failed: b"}}}))
+    assert compare.load_record(tmp_path)["launches"]["v4-auto"]["status"] == "failed: b"
+    (tmp_path / "results-part6-upstream-v4-auto.json").write_text(json.dumps(
+        {"part": 6, "date": "2026-11-26T07:00:00Z", "launches": {"v4-auto": ok}}))
+    (tmp_path / "results-part7-upstream.json").write_text(json.dumps(
+        {"part": 6, "date": "2026-11-26T10:00:00Z", "launches": {"v4-auto": {"status": "skipped: no time"}}}))
+    assert compare.load_record(tmp_path)["launches"]["v4-auto"]["status"] == "ok"
 
 
 def _gen_top(ids, logprobs, top, input_lp=None):

@@ -52,7 +52,7 @@ def _run(tmp_path: Path, answer, jit_b="failed", timing=None) -> Path:
 def test_pass_and_fail(tmp_path: Path):
     ref = _ref(tmp_path)
     assert report.write_report(ref, [_run(tmp_path, [{"output_ids": [1, 2]}])], tmp_path / "o1") == 0
-    assert "1/1 passed" in (tmp_path / "o1" / "gpu-verify.md").read_text()
+    assert "1/1 compared requests identical" in (tmp_path / "o1" / "gpu-verify.md").read_text()
     assert report.write_report(ref, [_run(tmp_path, [{"output_ids": [1, 9]}])], tmp_path / "o2") == 1
     md = (tmp_path / "o2" / "gpu-verify.md").read_text()
     assert "0/1 passed" in md and "[0].output_ids[1]: 2 != 9" in md
@@ -153,3 +153,84 @@ def test_a_case_compared_in_two_calls_counts_once():
     assert len(rows) == 2 and rows[0]["detail"] == "identical (in 2 calls)" and rows[1] == other
     failed = {**a, "status": "fail", "detail": "token 3 differs"}
     assert report.one_per_case([a, failed]) == [failed]  # a failure in any call is the row kept
+
+
+DIED = """  File "/tmp/shrinker-gpu/site/sgl_kernel/flash_attn.py", line 10, in <module>
+    raise ImportError(
+ImportError: Can not import FA3 in sgl_kernel. Please check your installation.
+
+[2026-11-26 08:12:16] Received sigquit from a child process. It usually means the child failed."""
+
+
+def _ref_with(tmp_path: Path, **launches) -> Path:
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    (ref / "results-part1-upstream.json").write_text(json.dumps({
+        "part": 1, "date": "2026-11-22T00:00:00Z", "environment": {"gpu": "NVIDIA H200"}, "launches": launches}))
+    return ref
+
+
+def _compared(tmp_path: Path, ref: Path, pruned: dict) -> Path:
+    from shrinker.gpu import compare
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results-part1-pruned.json").write_text(json.dumps({"part": 1, "launches": pruned}))
+    rows = compare.compare_launches({k: v for k, v in compare.load_record(ref)["launches"].items() if k in pruned},
+                                    pruned)
+    (run / "compare-part1.json").write_text(json.dumps({"part": 1, "cases": compare.results_table(rows)}))
+    return run
+
+
+def test_an_upstream_start_failure_is_not_run_on_this_hardware_not_a_failure(tmp_path: Path):
+    died = {"status": "failed: server did not become ready in 320 s", "requests": {}, "log_tail": DIED,
+            "command": "python3 -m sglang.launch_server --model-path /m/tiny-v32 --port 1"}
+    ref = _ref_with(tmp_path, **{"triton-graph": OK, "v32-auto": died,
+                                 "mtp-flashinfer-graph": {"status": "skipped: no time left in this call"}})
+    # an older compare (before these statuses) called the skipped reference an "error": the report reclassifies it
+    run = _compared(tmp_path, ref, {"triton-graph": OK})
+    table = json.loads((run / "compare-part1.json").read_text())
+    table["cases"].append({"launch": "mtp-flashinfer-graph", "request": "*", "status": "error",
+                           "detail": "no upstream reference: the upstream launch skipped: no time left in this call"})
+    (run / "compare-part1.json").write_text(json.dumps(table))
+    assert report.write_report(ref, [run], tmp_path / "o", version="0.5.17") == 0
+    md = (tmp_path / "o" / "gpu-verify.md").read_text()
+    data = json.loads((tmp_path / "o" / "gpu-verify.json").read_text())
+    assert ("Cases: **1/1 compared requests identical**; 1 launch not run on this hardware: upstream could not "
+            "serve it (reasons below); 1 launch not compared: no upstream record in this run") in md
+    assert "FAILURES" not in md and data["passed"] is True
+    assert data["counts"] == {"cases": 1, "passed": 1, "failed": 0, "launches_not_run": 0,
+                              "not_recorded": data["counts"]["not_recorded"], "not_run_upstream_failed": 1,
+                              "not_compared": 1}
+    rows = {c["launch"]: c for c in data["cases"]}
+    assert rows["v32-auto"]["status"] == "not-run-upstream"
+    assert "ImportError: Can not import FA3 in sgl_kernel" in rows["v32-auto"]["detail"]
+    assert rows["mtp-flashinfer-graph"]["status"] == "not-compared"
+    assert rows["mtp-flashinfer-graph"]["detail"].startswith("not compared: no upstream record in this run")
+    assert data["not_run_upstream_failed"]["v32-auto"] == {
+        "error": "ImportError: Can not import FA3 in sgl_kernel. Please check your installation.",
+        "status": died["status"], "command": died["command"], "part": 1}
+    assert ("| v32-auto | * | not run on this hardware | not run on this hardware: upstream could not serve it: "
+            "ImportError: Can not import FA3") in md
+    assert "| mtp-flashinfer-graph | * | not compared | not compared: no upstream record in this run" in md
+    assert "| v32-auto | 1 | `ImportError: Can not import FA3 in sgl_kernel. Please check your installation.` |" in md
+    assert "`python3 -m sglang.launch_server --model-path /m/tiny-v32 --port 1`" in md
+    assert "| v32-auto | 1 | 1 | not run on this hardware: failed: server did not become ready in 320 s" in md
+    not_run = {r["name"]: r["status"] for r in data["not_run"]}
+    assert not_run["v32-auto"] == "not run on this hardware" and not_run["mtp-flashinfer-graph"] == "not compared"
+
+
+def test_a_pruned_only_failure_is_still_a_failure(tmp_path: Path):
+    died = {"status": "failed: server did not become ready in 320 s", "requests": {}, "log_tail": DIED}
+    ref = _ref_with(tmp_path, **{"triton-graph": OK, "triton-eager": OK, "v32-auto": died})
+    # upstream served triton-eager; the pruned server died on the same error: that is the pruned tree's failure
+    run = _compared(tmp_path, ref, {"triton-graph": OK, "triton-eager": died})
+    assert report.write_report(ref, [run], tmp_path / "o", version="0.5.17") == 1
+    md = (tmp_path / "o" / "gpu-verify.md").read_text()
+    data = json.loads((tmp_path / "o" / "gpu-verify.json").read_text())
+    assert "Cases: **1/2 passed** — FAILURES below" in md and data["passed"] is False
+    rows = {c["launch"]: c for c in data["cases"]}
+    assert rows["triton-eager"]["status"] == "error"
+    assert rows["triton-eager"]["detail"] == "launch failed: server did not become ready in 320 s"
+    assert "| triton-eager | * | error | launch failed" in md
+    assert data["counts"]["failed"] == 1 and data["counts"]["not_run_upstream_failed"] == 1
