@@ -187,7 +187,8 @@ def first_difference(a, b, path: str = "") -> str | None:
     return None if a == b else f"{path or '.'}: {json.dumps(a)[:80]} != {json.dumps(b)[:80]}"
 
 
-_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning)\b(?::.*)?$")
+# a traceback's last line: `ImportError: ...`, `torch.OutOfMemoryError: ...`, a bare `Exception: ...`
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt)(?::.*)?$")
 
 
 def upstream_error(rec: dict) -> str | None:

@@ -216,7 +216,7 @@ def reference_section(ref: dict) -> list[str]:
         if p.get("command"):
             lines.append(f"- Part {p.get('part')}: `{p['command']}`")
     models: dict = {}
-    for p in ref["parts"]:
+    for p in sorted(ref["parts"], key=lambda p: str(p.get("date") or ""), reverse=True):  # the newest record's
         for name, m in (p.get("models") or {}).items():
             models.setdefault(name, m)
     for name, m in sorted(models.items()):

@@ -138,6 +138,18 @@ def test_an_upstream_start_failure_is_not_run_on_this_hardware_with_upstreams_er
     assert not rows[0].passed
     assert rows[0].detail.startswith("not run on this hardware: upstream could not serve it: ImportError: Can not import FA3")
     assert "`python3 -m sglang.launch_server --model-path /m/tiny-v32 --port 1`" in rows[0].detail
+    # upstream 0.5.17's V4 decode-graph capture (H100): the last traceback line is a bare Exception
+    v4 = {"status": "failed: server exited (code -9) 89 s after launch, before it was ready", "log_tail": (
+        "RuntimeError: tilelang is not installed; this kernel cannot run on the current platform\n\n"
+        "During handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n"
+        "Exception: Capture cuda graph failed: tilelang is not installed; this kernel cannot run on the current "
+        "platform\nPossible solutions:\n1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+        "[rank0]:[W1126 08:13:55.764675428 ProcessGroupNCCL.cpp:1575] Warning: WARNING: destroy_process_group()\n"
+        "[2026-11-26 09:00:16] Received sigquit from a child process. It usually means the child failed.")}
+    assert compare.upstream_error(v4) == ("Exception: Capture cuda graph failed: tilelang is not installed; "
+                                          "this kernel cannot run on the current platform")
+    assert compare.reference_gap("v4-auto", v4).status == compare.UPSTREAM_FAILED
+    assert compare.upstream_error({"log_tail": "Possible solutions:\nAll done."}) is None
     # a launch skipped for time upstream is "not compared", never a failure
     skipped = compare.compare_launches({"mtp": {"status": "skipped: no time left in this call"}}, {"mtp": ok})
     assert skipped[0].status == compare.NOT_COMPARED

@@ -240,3 +240,28 @@ def test_only_runs_get_their_own_file_and_a_capped_start_up(monkeypatch, tmp_pat
     assert verify.run_part("compare", 5, tmp_path, tmp_path / "run", ref=tmp_path / "ref",
                            only=["tp2-flashinfer-graph"]) == 0
     assert (tmp_path / "run" / "compare-part5-tp2-flashinfer-graph.json").is_file()
+
+
+def test_a_server_that_dies_before_ready_says_it_exited(monkeypatch, tmp_path):
+    """Not "did not become ready in N s" (the limit) when the process died at once: its exit code and when."""
+    import time
+
+    from shrinker.gpu import cases as cases_mod
+    from shrinker.gpu import server
+
+    cases = cases_mod.load_cases()
+    launch = next(launch for launch in cases.launches if launch.name == "v4-auto")
+    log = tmp_path / "srv.log"
+
+    def fake_start(model, flags, env, log_path, cwd):
+        log.write_text("Traceback (most recent call last):\nRuntimeError: tilelang is not installed\n")
+        proc = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+        proc.wait()
+        return server.Server(proc=proc, port=1, log=log, started=time.monotonic())
+
+    monkeypatch.setattr(verify.server, "start", fake_start)
+    monkeypatch.setattr(verify.server, "wait_gpu_free", lambda timeout=30.0: None)
+    rec = verify.run_launch(launch, cases, {"path": str(tmp_path), "load_format": "dummy"}, {}, tmp_path, "upstream",
+                            startup_timeout=300)
+    assert rec["status"].startswith("failed: server exited (code 3) ") and rec["status"].endswith("before it was ready")
+    assert "RuntimeError: tilelang is not installed" in rec["log_tail"]
