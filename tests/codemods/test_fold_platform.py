@@ -652,17 +652,24 @@ def test_a_removed_architecture_folds_inside_a_larger_test() -> None:
 
 
 def test_a_removed_architecture_test_with_side_effects_stays_without_a_finding() -> None:
-    # 0.5.16 eagle_worker_v2: `...hf_config.architectures[0] == "Qwen3MoeForCausalLMMTP"` (a subscript)
+    # 0.5.16 eagle_worker_v2: `...hf_config.architectures[0] == "Qwen3MoeForCausalLMMTP"`: an index read
+    # is pure, so the test is False (remove_dead_branches takes the branch); one that calls stays
+    from shrinker.codemods.dead_branches import RemoveDeadBranches
     from shrinker.codemods.inputs import CodemodInputs, Removed
     from shrinker.rules.load import load_rules
     from tests.codemods.helpers import run_transform
 
     inputs = CodemodInputs(rules=load_rules("deepseek"),
                            removed=Removed(registry_keys={"models": frozenset({"Qwen2ForCausalLM"})}))
-    src = 'if cfg.architectures[0] == "Qwen2ForCausalLM":\n    go()\n'
+    src = 'if cfg.architectures[0] == "Qwen2ForCausalLM":\n    go()\nx()\n'
+    code, _ = run_transform(RemoveDeadBranches, src, inputs)
+    assert code == "x()\n"
+    src = 'if load(cfg)[0] == "Qwen2ForCausalLM":\n    go()\n'
     code, instance = run_transform(FoldPlatformPredicates, src, inputs)
     assert code == src
     assert instance.findings == []
+    code, _ = run_transform(RemoveDeadBranches, src, inputs)
+    assert code == src
 
 
 def test_a_mapping_lookup_by_key_is_pure() -> None:
@@ -828,6 +835,9 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             GONE = ("Qwen2ForCausalLM", "MixtralForCausalLM")
             ONE = {"Qwen2ForCausalLM", "DeepseekV2ForCausalLM"}
             MIXED = ["Qwen2ForCausalLM", "not an architecture"]
+            MOST = [*EXTRA, "Qwen2ForCausalLM", "MixtralForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM",
+                    "DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM", "DeepseekForCausalLM",
+                    "DeepseekV3ForCausalLMNextN", "DeepseekV4ForCausalLMNextN", "UnregisteredForCausalLM"]
             """,
             """
             MOE = [
@@ -836,6 +846,9 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             GONE = ()
             ONE = {"DeepseekV2ForCausalLM"}
             MIXED = ["Qwen2ForCausalLM", "not an architecture"]
+            MOST = [*EXTRA, "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM",
+                    "DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM", "DeepseekForCausalLM",
+                    "DeepseekV3ForCausalLMNextN", "DeepseekV4ForCausalLMNextN", "UnregisteredForCausalLM"]
             """,
             inputs=self.inputs(),
         )
