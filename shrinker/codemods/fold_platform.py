@@ -693,37 +693,27 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
             return None
         return swap_expression(node, folded.node)
 
-    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
-        value = None if updated_node.star else self._value(updated_node.value)
+    def _with_value(self, node, what: str, fold: bool = True):
+        """`node` with its `value` folded as a value (counted as `what`), or `node` when nothing folds."""
+        value = self._value(node.value) if fold and node.value is not None else None
         if value is None:
-            return updated_node
-        self.count("arguments_folded")
-        return updated_node.with_changes(value=value)
+            return node
+        self.count(what)
+        return node.with_changes(value=value)
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return self._with_value(updated_node, "arguments_folded", fold=not updated_node.star)
 
     def leave_Element(self, original_node: cst.Element, updated_node: cst.Element) -> cst.Element:
         """A tuple, list or set element that is an expression (`("PD prefill on ROCm", mode == "prefill"
         and get_platform().is_hip)`): folded as a value. Names and attributes stay (they may be targets)."""
-        if not isinstance(updated_node.value, _VALUE_KINDS):
-            return updated_node
-        value = self._value(updated_node.value)
-        if value is None:
-            return updated_node
-        self.count("elements_folded")
-        return updated_node.with_changes(value=value)
+        return self._with_value(updated_node, "elements_folded", fold=isinstance(updated_node.value, _VALUE_KINDS))
 
     def leave_DictElement(self, original_node: cst.DictElement, updated_node: cst.DictElement) -> cst.DictElement:
-        value = self._value(updated_node.value)
-        if value is None:
-            return updated_node
-        self.count("elements_folded")
-        return updated_node.with_changes(value=value)
+        return self._with_value(updated_node, "elements_folded")
 
     def leave_Return(self, original_node: cst.Return, updated_node: cst.Return) -> cst.Return:
-        value = None if updated_node.value is None else self._value(updated_node.value)
-        if value is None:
-            return updated_node
-        self.count("return_values_folded")
-        return updated_node.with_changes(value=value)
+        return self._with_value(updated_node, "return_values_folded")
 
     def leave_Lambda(self, original_node: cst.Lambda, updated_node: cst.Lambda) -> cst.Lambda:
         value = self._value(updated_node.body)  # before the lambda's parameters leave scope

@@ -107,40 +107,20 @@ V32_FIELDS: dict = {
 # `sliding_window` too: upstream's ModelConfig reads that name (the first device try, without it, failed
 # with AttributeError: '_DeepseekV4ConfigAlias' object has no attribute 'sliding_window').
 # No hash-routed layers (n_hash_layers 0): their token->expert table is an integer tensor that
-# `--load-format dummy` leaves uninitialised.
-V4_CONFIG: dict = {
+# `--load-format dummy` leaves uninitialised. The other fields are the V3 toy's (BASE_CONFIG).
+V4_FIELDS: dict = {
     "architectures": ["DeepseekV4ForCausalLM"],
     "model_type": "deepseek_v4",
-    "attention_bias": False,
-    "attention_dropout": 0.0,
-    "bos_token_id": 0,
-    "eos_token_id": 1,
-    "pad_token_id": 2,
     "first_k_dense_replace": 0,
-    "hidden_act": "silu",
-    "hidden_size": 1024,
     "head_dim": 512,
     "index_head_dim": 128,
     "index_n_heads": 64,
     "index_topk": 512,
-    "initializer_range": 0.02,
-    "intermediate_size": 2048,
-    "kv_lora_rank": 512,
-    "max_position_embeddings": 4096,
-    "moe_intermediate_size": 256,
-    "moe_layer_freq": 1,
-    "n_group": 4,
-    "n_routed_experts": 16,
-    "n_shared_experts": 1,
-    "norm_topk_prob": True,
     "num_attention_heads": 64,
-    "num_experts_per_tok": 4,
     "num_hidden_layers": 4,
     "num_key_value_heads": 1,
-    "num_nextn_predict_layers": 1,
     "q_lora_rank": 512,
     "qk_nope_head_dim": 448,
-    "qk_rope_head_dim": 64,
     "v_head_dim": 512,
     "o_lora_rank": 512,
     "o_groups": 8,
@@ -152,8 +132,6 @@ V4_CONFIG: dict = {
     "hc_mult": 4,
     "hc_sinkhorn_iters": 20,
     "hc_eps": 1e-06,
-    "rms_norm_eps": 1e-06,
-    "rope_theta": 10000,
     "rope_scaling": {
         "beta_fast": 32,
         "beta_slow": 1,
@@ -163,12 +141,6 @@ V4_CONFIG: dict = {
     },
     "routed_scaling_factor": 1.5,
     "scoring_func": "sqrtsoftplus",
-    "topk_group": 2,
-    "topk_method": "noaux_tc",
-    "tie_word_embeddings": False,
-    "torch_dtype": "bfloat16",
-    "use_cache": True,
-    "vocab_size": 32000,
 }
 
 ARCHES = ("v3", "v32", "v4")
@@ -296,13 +268,9 @@ def tokenizer_config(chat_template: str = CHAT_TEMPLATE) -> dict:
 def model_config(fp8: bool = False, vocab_size: int | None = None, arch: str = "v3") -> dict:
     if arch not in ARCHES:
         raise ShrinkError(f"unknown architecture {arch!r} (one of {', '.join(ARCHES)})")
-    if arch == "v4":
-        config = json.loads(json.dumps(V4_CONFIG))
-        fp8 = True  # V4's checkpoints and kernels are FP8
-    else:
-        config = json.loads(json.dumps(BASE_CONFIG))
-        if arch == "v32":
-            config.update(json.loads(json.dumps(V32_FIELDS)))
+    config = json.loads(json.dumps(BASE_CONFIG))
+    config.update(json.loads(json.dumps({"v3": {}, "v32": V32_FIELDS, "v4": V4_FIELDS}[arch])))
+    fp8 = fp8 or arch == "v4"  # V4's checkpoints and kernels are FP8
     if vocab_size is not None:
         config["vocab_size"] = vocab_size
     if fp8:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from shrinker.apply.platform_references import platform_references
+from shrinker.apply.platform_references import model_references, platform_references
 from shrinker.rules.load import load_rules
 
 
+def _tree(root, text: str):
+    """A work tree of one module, python/sglang/a.py, holding `text`."""
+    (root / "python/sglang").mkdir(parents=True)
+    (root / "python/sglang/a.py").write_text(text)
+    return root
+
+
 def test_code_lines_count_comments_and_cuda_apart(tmp_path):
-    (tmp_path / "python/sglang").mkdir(parents=True)
-    (tmp_path / "python/sglang/a.py").write_text(
+    _tree(tmp_path,
         '"""Runs on NPU and CUDA."""\n'
         "from sglang.srt.utils import is_cuda, is_npu\n"
         "_is_npu = is_npu()  # Ascend\n"
@@ -26,10 +32,7 @@ def test_code_lines_count_comments_and_cuda_apart(tmp_path):
 
 
 def test_model_family_lines_count_words_and_camel_case_starts(tmp_path):
-    from shrinker.apply.platform_references import model_references
-
-    (tmp_path / "python/sglang").mkdir(parents=True)
-    (tmp_path / "python/sglang/a.py").write_text(
+    _tree(tmp_path,
         '"""Qwen3 and Llama."""\n'
         'if arch == "Qwen2ForCausalLM":\n'
         "    pass\n"
