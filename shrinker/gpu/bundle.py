@@ -27,7 +27,7 @@ from pathlib import Path
 
 from shrinker import paths
 from shrinker.errors import ShrinkError
-from shrinker.gpu import tiny_model
+from shrinker.gpu import fa3, tiny_model
 from shrinker.gpu.wheels import (build_tree_wheel, drop_patterns, foreign_extension, repack_wheel,
                                  slim_kernel_wheel, tree_version)
 from shrinker.filehash import sha256_file
@@ -231,8 +231,13 @@ def tree_roots(which: list[str], profile: str = "deepseek", pruned_tree: Path | 
 
 def build_bundle(trees: dict[str, Path], kernel_wheel: Path, blackwell: bool = False,
                  out: Path | None = None, cache: Path | None = None, spec: dict | None = None,
-                 limit: int = CALL_LIMIT - TREE_ALLOWANCE, with_models: bool = True) -> dict:
-    """Write ship/ for `trees` ({which: python_dir}); returns the manifest written to bundle.json."""
+                 limit: int = CALL_LIMIT - TREE_ALLOWANCE, with_models: bool = True,
+                 extras: list[str] | None = None) -> dict:
+    """Write ship/ for `trees` ({which: python_dir}); returns the manifest written to bundle.json.
+
+    `extras`: names of bundle.toml's [extras] groups (e.g. v4: tilelang), each wheel in an archive of
+    its own (extra-<name>.tar.xz, installed with the dependencies), so that each fits a call.
+    """
     spec = spec or load_spec()
     ship = out or ship_dir()
     cache = cache or bundle_dir() / "cache"
@@ -244,8 +249,11 @@ def build_bundle(trees: dict[str, Path], kernel_wheel: Path, blackwell: bool = F
 
     # Third-party wheels, repacked stored (xz does the compression), with bundle.toml's drops.
     dep_wheels = pip_download(spec["deps"], cache / "wheels", spec)
+    # the drops of these wheels only: a drop for an extra wheel leaves deps.tar.xz as it is
+    names = {_norm(w.name.split("-")[0]) for w in dep_wheels}
     drops = spec.get("drop", {})
-    arch = Archive("deps.tar.xz", "deps", _key(json.dumps(drops, sort_keys=True), *(w.name for w in dep_wheels)),
+    arch = Archive("deps.tar.xz", "deps", _key(json.dumps({k: v for k, v in drops.items() if k in names}, sort_keys=True),
+                                              *(w.name for w in dep_wheels)),
                    [w.name for w in dep_wheels])
     if not _reuse(prev, ship, arch):
         shutil.rmtree(work / "deps", ignore_errors=True)
@@ -260,16 +268,36 @@ def build_bundle(trees: dict[str, Path], kernel_wheel: Path, blackwell: bool = F
         _tar_xz(outs, ship / arch.file)
     archives.append(arch)
 
+    # Optional groups of wheels, one archive per wheel (tilelang alone is 50 MB zipped).
+    for group in extras or []:
+        if group not in spec.get("extras", {}):
+            raise ShrinkError(f"bundle.toml has no [extras] group {group!r} (it has: {', '.join(spec.get('extras', {})) or 'none'})")
+        for w in pip_download(list(spec["extras"][group]), cache / "wheels", spec):
+            pats = drops.get(_norm(w.name.split("-")[0]), [])
+            arch = Archive(f"extra-{_norm(w.name.split('-')[0])}.tar.xz", "deps",
+                           _key(json.dumps(pats), w.name), [w.name])
+            if not _reuse(prev, ship, arch):
+                dst = work / "extras" / w.name
+                shutil.rmtree(dst.parent, ignore_errors=True)
+                dropped = repack_wheel(w, dst, keep=drop_patterns(pats) if pats else None)
+                if dropped:
+                    arch.dropped[w.name] = dropped
+                _tar_xz([dst], ship / arch.file)
+            archives.append(arch)
+
     # sgl_kernel with only the kept ops.
     if not kernel_wheel.is_file():
         raise ShrinkError(f"no sglang-kernel wheel at {kernel_wheel}: run `shrink upstream fetch` first")
     keep = list(spec["kernel"]["keep"]) + (list(spec["kernel"].get("blackwell", [])) if blackwell else [])
     st = kernel_wheel.stat()
-    arch = Archive("kernel.tar.xz", "kernel", _key(kernel_wheel.name, str(st.st_size), *sorted(keep)), [kernel_wheel.name])
+    fa3_ops = fa3.bundle_entry(spec["kernel"].get("fa3"), kernel_wheel)  # our slim FA3 flash_ops, or why not
+    extra = {fa3_ops["member"]: paths.project_root() / fa3_ops["path"]} if "member" in fa3_ops else {}
+    arch = Archive("kernel.tar.xz", "kernel", _key(kernel_wheel.name, str(st.st_size), *sorted(keep),
+                                                   *(f"{m}={fa3_ops['sha256']}" for m in extra)), [kernel_wheel.name])
     if not _reuse(prev, ship, arch):
         dst = work / "kernel" / kernel_wheel.name
         shutil.rmtree(dst.parent, ignore_errors=True)
-        arch.dropped[kernel_wheel.name] = slim_kernel_wheel(kernel_wheel, dst, keep)
+        arch.dropped[kernel_wheel.name] = slim_kernel_wheel(kernel_wheel, dst, keep, extra=extra)
         _tar_xz([dst], ship / arch.file)
     archives.append(arch)
 
@@ -323,12 +351,18 @@ def build_bundle(trees: dict[str, Path], kernel_wheel: Path, blackwell: bool = F
         **({"upstream": spec["upstream"], "deps_from_release": spec.get("deps_from_release", {})}
            if spec.get("upstream") else {}),
         "kernel_ops": keep,
+        "fa3": fa3_ops,
         "archives": [a.__dict__ for a in archives],
         "models": models,
     }
     (ship / "bundle.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    total = sum(p.stat().st_size for p in ship.rglob("*") if p.is_file())
+    # extra-* archives travel in calls of their own (the device keeps what a call carried): each must
+    # fit a call, and the rest of the bundle together
+    total = sum(p.stat().st_size for p in ship.rglob("*") if p.is_file() and not p.name.startswith("extra-"))
     manifest["total_bytes"] = total
+    big = [p.name for p in ship.glob("extra-*.tar.xz") if p.stat().st_size > limit]
+    if big:
+        raise ShrinkError(f"{', '.join(big)} is over the {limit / 2**20:.0f} MiB one device call carries")
     if total > limit:
         raise ShrinkError(
             f"the bundle is {total / 2**20:.1f} MiB, over the {limit / 2**20:.0f} MiB one device call carries "

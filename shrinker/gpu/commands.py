@@ -1,4 +1,4 @@
-"""CLI: `shrink tiny-model`, `shrink gpu-bundle`, `shrink gpu-report` (auto-registered by cli.py)."""
+"""CLI: `shrink tiny-model`, `shrink gpu-bundle`, `shrink gpu-fa3`, `shrink gpu-report` (auto-registered by cli.py)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ def register(app: typer.Typer) -> None:
                                        "(for alternating timings)."),
         no_upstream: bool = typer.Option(False, "--no-upstream", help="With --which pruned: leave upstream out."),
         blackwell: bool = typer.Option(False, "--blackwell", help="Also ship sgl_kernel's sm100 ops."),
+        extra: List[str] = typer.Option([], "--extra", help="Also ship bundle.toml's [extras] group NAME "
+                                                             "(e.g. v4: tilelang), one archive per wheel."),
         tree: Optional[Path] = typer.Option(None, "--tree",
                                             help="With --which pruned: the pruned tree's root (holding python/sglang) "
                                                  "instead of the work tree, e.g. a `git archive` snapshot of a batch commit."),
@@ -59,13 +61,84 @@ def register(app: typer.Typer) -> None:
         kernel = paths.cache_dir() / "downloads" / spec["kernel"]["wheel"]
         roots = bundle.tree_roots(trees, pruned_tree=tree, upstream=upstream)
         with console.status("building the GPU bundle (first time: downloads and xz, a few minutes) ..."):
-            manifest = bundle.build_bundle(roots, kernel, blackwell=blackwell, spec=spec, out=out_dir)
+            manifest = bundle.build_bundle(roots, kernel, blackwell=blackwell, spec=spec, out=out_dir, extras=extra)
         out.print(f"  upstream {spec['upstream']['spec']}"
                   + "".join(f"; {k} {v} (the release's pin)" for k, v in spec["deps_from_release"].items()))
         for a in manifest["archives"]:
             out.print(f"  {a['file']:28} {a['bytes'] / 2**20:7.1f} MiB  {len(a['wheels'])} wheel(s)")
         ship = out_dir or bundle.ship_dir()
         out.print(f"[green]bundle[/] {ship}  {manifest['total_bytes'] / 2**20:.1f} MiB  (carry it)")
+
+    @app.command("gpu-fa3")
+    def gpu_fa3_cmd(
+        action: str = typer.Argument(..., help="pack: the FA3 source pack for the device; take: the .so it built; "
+                                                "report: kernels-build.{json,md} from what take kept."),
+        fa_git: Optional[Path] = typer.Option(None, "--fa-git",
+                                              help="pack: a git clone or mirror of Dao-AILab/flash-attention holding "
+                                                   "fa3.toml's commit."),
+        run: Optional[Path] = typer.Option(None, "--run", help="take: the folder the device's $OUT came back to."),
+        out_dir: Optional[Path] = typer.Option(None, "--out", help="report: where kernels-build.json/.md go "
+                                                                  "(default: reports/deepseek/v<version>/)."),
+        upstream: Optional[str] = typer.Option(None, "--upstream", metavar="SPEC",
+                                               help="pack: the release whose kernel wheel and flashinfer pin to use "
+                                                    "(default: fa3.toml's kernel wheel, the 0.5.17 one)."),
+    ) -> None:
+        """Our slim FA3 flash_ops: `pack` FlashAttention's hopper sources to .gpu-bundle/fa3-src (build them on the
+        device with `python3 -m shrinker.gpu.fa3_build`), `take` the built .so into .gpu-bundle/fa3."""
+        from shrinker import paths
+        from shrinker.gpu import bundle, fa3, fa3_build
+
+        if action == "pack":
+            if fa_git is None:
+                raise ShrinkError("pack needs --fa-git DIR (a clone of Dao-AILab/flash-attention)")
+            cfg = fa3_build.load_config()
+            kernel = paths.cache_dir() / "downloads" / cfg["source"]["kernel_wheel"]
+            if upstream is not None:
+                from shrinker.upstream import load
+
+                kernel = paths.cache_dir() / "downloads" / bundle.release_spec(load(upstream))["kernel"]["wheel"]
+            if not kernel.is_file():
+                raise ShrinkError(f"no kernel wheel at {kernel}: run `shrink upstream fetch pypi:sglang==0.5.17 --no-pin`")
+            (wheel,) = bundle.pip_download([cfg["source"]["cutlass_wheel"]], bundle.bundle_dir() / "cache" / "wheels",
+                                           bundle.load_spec())
+            with console.status("packing FlashAttention's hopper sources and CUTLASS ..."):
+                m = fa3.pack(fa_git, kernel, wheel, cfg=cfg)
+            out.print(f"[green]fa3 pack[/] {fa3.src_dir()}  {m['pack_bytes'] / 2**20:.1f} MiB, {m['files']} files, "
+                      f"FlashAttention {m['commit'][:12]}, CUTLASS {m['cutlass_version']}, "
+                      f"{len(m['kernels'])} kernels (+{len(m['kernels_stubbed'])} stubs)  (carry it)")
+        elif action == "take":
+            if run is None:
+                raise ShrinkError("take needs --run DIR (the device call's files)")
+            info = fa3.take(run)
+            out.print(f"[green]flash_ops[/] {fa3.fa3_dir() / info['so']}  {info['so_bytes'] / 2**20:.1f} MiB, "
+                      f"sha256 {info['so_sha256'][:16]}, built in {info['ninja_wall_s']} s on {info['jobs']} jobs")
+        elif action == "report":
+            import json as _json
+
+            from shrinker.gpu import verify
+
+            cfg = fa3_build.load_config()
+            built, packed = fa3.fa3_dir(), fa3.src_dir()
+            for need in (built / "build.json", built / "flash_ops.abi3.so", packed / "manifest.json"):
+                if not need.is_file():
+                    raise ShrinkError(f"no {need}: run `shrink gpu-fa3 pack`, the device build and `shrink gpu-fa3 take` first")
+            check = built / "check.json"
+            # the device console's `c++ --version` line, where build.json lacks it (builds of session 16)
+            console_txt = built / "console.txt"
+            cxx_line = next((ln.strip() for ln in console_txt.read_text().splitlines() if ln.startswith("c++ (")), None) \
+                if console_txt.is_file() else None
+            kernel = paths.cache_dir() / "downloads" / cfg["source"]["kernel_wheel"]
+            dest = out_dir or paths.reports_dir("deepseek", verify.release_version(upstream or "pypi:sglang==0.5.17"))
+            with console.status("counting kernels in upstream's prebuilt flash_ops (1.1 GB) ..."):
+                rep = fa3.kernels_report(_json.loads((built / "build.json").read_text()),
+                                         _json.loads(check.read_text()) if check.is_file() else None,
+                                         _json.loads((packed / "manifest.json").read_text()),
+                                         kernel if kernel.is_file() else None, built / "flash_ops.abi3.so", dest,
+                                         host_cxx=cxx_line)
+            out.print(f"[green]kernels-build[/] {dest / 'kernels-build.md'}  {rep['ours']['bytes']:,} bytes vs "
+                      f"{rep['upstream_prebuilt'].get('bytes')} upstream")
+        else:
+            raise ShrinkError(f"gpu-fa3: unknown action {action!r} (pack, take or report)")
 
     @app.command("gpu-report")
     def gpu_report_cmd(

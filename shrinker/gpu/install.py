@@ -134,3 +134,22 @@ def install_bundle(ship: Path, root: Path = DEFAULT_ROOT, trees: list[str] | Non
         marker.write_text(json.dumps(done))
     inst.seconds = time.monotonic() - t0
     return inst
+
+
+def flash_ops(inst: Installed, so: Path | None = None) -> dict:
+    """sgl_kernel's flash_ops in the installed site: `so` copied in first when given (our slim FA3,
+    built on this machine by an earlier call), else what the bundle's kernel archive brought.
+    Both trees import sgl_kernel from this one site, so they load the same file."""
+    pkg = inst.site / "sgl_kernel"
+    if so is not None:
+        so = Path(so)
+        if not so.is_file():
+            raise InstallError(f"no flash_ops at {so}: build it first (python3 -m shrinker.gpu.fa3_build --keep ...)")
+        if not pkg.is_dir():
+            raise InstallError(f"no sgl_kernel in {inst.site}: the bundle's kernel archive is not installed")
+        shutil.copyfile(so, pkg / "flash_ops.abi3.so")
+    found = sorted(pkg.glob("flash_ops*.so"))
+    if not found:
+        return {"present": False}
+    return {"present": True, "file": found[0].name, "sha256": _sha256(found[0]), "bytes": found[0].stat().st_size,
+            "source": f"copied from {so}" if so is not None else "the bundle's kernel archive"}

@@ -313,6 +313,38 @@ def one_per_case(cases: list[dict]) -> list[dict]:
     return out
 
 
+def flash_ops_used(parts: list[dict]) -> dict[str, dict]:
+    """sha256 -> {bytes, sources, parts} of the sgl_kernel flash_ops each run's site held (our slim FA3)."""
+    out: dict[str, dict] = {}
+    for p in parts:
+        fo = (p.get("install") or {}).get("flash_ops") or {}
+        if fo.get("present"):
+            entry = out.setdefault(fo["sha256"], {"bytes": fo.get("bytes"), "sources": [], "parts": []})
+            if fo.get("source") not in entry["sources"]:
+                entry["sources"].append(fo.get("source"))
+            entry["parts"].append(p.get("part"))
+    return out
+
+
+def flash_ops_lines(ref_parts: list[dict], pruned_parts: list[dict]) -> list[str]:
+    """What FA3 the runs loaded: ours, one file for both trees (or say where they differed)."""
+    ref, new = flash_ops_used(ref_parts), flash_ops_used(pruned_parts)
+    if not ref and not new:
+        return []
+    shas = sorted(set(ref) | set(new))
+    line = (f"- sgl_kernel's `flash_ops` (FA3) in the runs that had one: our slim build from FlashAttention's public "
+            f"hopper sources (`shrink gpu-fa3`), not upstream's prebuilt flash_ops (1.1 GB, which no device call can "
+            f"carry): " + "; ".join(f"sha256 {s[:12]}…, {(ref.get(s) or new.get(s))['bytes']} bytes (installed: "
+                                   + " / ".join(sorted({*ref.get(s, {}).get('sources', []), *new.get(s, {}).get('sources', [])}))
+                                   + ")" for s in shas))
+    if set(new) <= set(ref) and len(shas) == 1:
+        line += (". Upstream and pruned loaded this same file, so \"identical\" means the two trees compute the same "
+                 "with the same kernels.")
+    else:
+        line += ". **Upstream and pruned runs did not all load the same flash_ops.**"
+    return [line]
+
+
 def pruned_tree_sha(part: dict) -> str | None:
     """Which pruned tree a run served: the sha256 of the bundle's sglang-pruned archive (runs of several trees can be merged)."""
     archive = (part.get("install", {}).get("archives") or {}).get("sglang-pruned.tar.xz") or {}
@@ -409,6 +441,8 @@ def write_report(ref_dir: Path, run_dirs: list[Path], out_dir: Path, version: st
         for r in report["runs"]:
             tree = f" on pruned tree {r['pruned_tree_sha256'][:12]}" if r.get("pruned_tree_sha256") else ""
             md.append(f"- Part {r['part']} ran {r['date']}{tree} in {r['seconds']} s: `{r['command']}`")
+        md += flash_ops_lines(ref["parts"], pruned["parts"])
+        report["flash_ops"] = {"upstream": flash_ops_used(ref["parts"]), "pruned": flash_ops_used(pruned["parts"])}
         if jit_cmp is not None:
             pj = pruned["jit"]
             md.append(f"- JIT sources (pruned): {pj.get('built')} built, {pj.get('failed')} failed, "

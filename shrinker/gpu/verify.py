@@ -340,7 +340,7 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
              deadline_s: float = DEFAULT_DEADLINE_S, root: Path = install.DEFAULT_ROOT,
              cases_file: Path = cases_mod.CASES_FILE, only: list[str] | None = None,
              started: float | None = None, command: str | None = None,
-             jit_budget_s: float = 240.0, jit_jobs: int | None = None) -> int:
+             jit_budget_s: float = 240.0, jit_jobs: int | None = None, fa3_so: Path | None = None) -> int:
     """Run one part on this machine; write results-part<N>-<tree>.json (and compare-part<N>.json).
 
     `deadline_s` counts from `started` (default: now), so several parts can share one device call.
@@ -348,6 +348,7 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
     name `jit` in it adds the JIT compile of part 1 (without the import timing), `bench` alone runs
     the timing part's bench_one_batch.
     A launch that needs more GPUs than this machine has is recorded as `not run: ...`.
+    `fa3_so`: our slim FA3 flash_ops built on this machine, copied into the site both trees share.
     """
     t0 = started if started is not None else time.monotonic()
     reason = gpu_missing_reason()
@@ -358,6 +359,7 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
     inst = install.install_bundle(ship, root=root)
     if main_tree not in inst.trees:
         raise install.InstallError(f"the bundle has no {main_tree} tree: run `shrink gpu-bundle --which {main_tree}`")
+    fa3_ops = install.flash_ops(inst, fa3_so)
     env = tree_env(inst, main_tree)
     logs = inst.root / "logs" / f"part{part}"
     shutil.rmtree(logs, ignore_errors=True)
@@ -369,7 +371,8 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
                     "bundle_created": inst.manifest.get("created"), "kernel_ops": inst.manifest.get("kernel_ops"),
                     "archives": {a["file"]: {"sha256": a["sha256"], "bytes": a["bytes"]}
                                  for a in inst.manifest["archives"]},
-                    "dropped": {k: v for a in inst.manifest["archives"] for k, v in a.get("dropped", {}).items()}},
+                    "dropped": {k: v for a in inst.manifest["archives"] for k, v in a.get("dropped", {}).items()},
+                    "flash_ops": fa3_ops, "fa3": inst.manifest.get("fa3")},
         "environment": environment(env),
         "not_run": cases.raw.get("not_run", []),
         "launches": {},
@@ -380,7 +383,8 @@ def run_part(mode: str, part: int, ship: Path, out: Path, ref: Path | None = Non
     name = f"results-part{part}-{main_tree}" + (f"-{'-'.join(sorted(only))}" if only else "") + ".json"
     say = lambda msg: print(f"[{time.monotonic() - t0:6.1f}s] {msg}", flush=True)  # noqa: E731
     say(f"installed in {inst.seconds:.1f} s (reused: {inst.reused}); {_env_line(result['environment'])}, "
-        f"{gpus} GPU(s)")
+        f"{gpus} GPU(s); flash_ops: " + (f"{fa3_ops['sha256'][:12]} ({fa3_ops['source']})" if fa3_ops.get("present")
+                                         else "none"))
 
     with_jit = part in (1, 0) and (not only or "jit" in only)
     if with_jit:
@@ -637,6 +641,9 @@ def main(argv: list[str] | None = None) -> int:
                                                  "JIT compile, `bench` alone runs part 4's bench_one_batch")
         p.add_argument("--jit-budget", type=float, default=240.0, help="seconds the JIT compile may take (part 1)")
         p.add_argument("--jit-jobs", type=int, default=None, help="parallel nvcc jobs (default: half the cores)")
+        p.add_argument("--fa3-so", type=Path, default=None,
+                       help="our slim FA3 flash_ops.abi3.so built on this machine (shrinker.gpu.fa3_build --keep): "
+                            "copied into sgl_kernel for both trees")
         if name == "compare":
             p.add_argument("--ref", type=Path, required=True)
     p = sub.add_parser("report")
@@ -654,7 +661,8 @@ def main(argv: list[str] | None = None) -> int:
         for part in args.part:
             code = max(code, run_part(args.cmd, part, args.ship, args.out, ref=getattr(args, "ref", None),
                                       deadline_s=args.deadline, only=args.only, started=started,
-                                      command=command, jit_budget_s=args.jit_budget, jit_jobs=args.jit_jobs))
+                                      command=command, jit_budget_s=args.jit_budget, jit_jobs=args.jit_jobs,
+                                      fa3_so=args.fa3_so))
         return code
     except NoGPU as exc:
         print(str(exc), file=sys.stderr)

@@ -41,11 +41,14 @@ def _write_entry(zout: zipfile.ZipFile, name: str, data: bytes, date_time=ZIP_EP
     zout.writestr(info, data)
 
 
-def repack_wheel(src: Path, dst: Path, keep: Callable[[str], bool] | None = None) -> list[str]:
+def repack_wheel(src: Path, dst: Path, keep: Callable[[str], bool] | None = None,
+                 extra: dict[str, Path] | None = None) -> list[str]:
     """Copy wheel `src` to `dst` stored (not deflated), leaving out members where keep() is False.
 
-    Returns the dropped member names; RECORD lists exactly the members kept.
+    `extra` adds members ({path in the wheel: file}), replacing a member of the same path.
+    Returns the dropped member names; RECORD lists exactly the members written.
     """
+    extra = dict(extra or {})
     if Path(src).resolve() == Path(dst).resolve():
         raise ShrinkError(f"cannot repack {src} over its source")
     dropped: list[str] = []
@@ -58,7 +61,7 @@ def repack_wheel(src: Path, dst: Path, keep: Callable[[str], bool] | None = None
         with zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
             for info in zin.infolist():
                 name = info.filename
-                if info.is_dir() or name == record_name:
+                if info.is_dir() or name == record_name or name in extra:
                     continue
                 if keep is not None and not name.startswith(dist + "/") and not keep(name):
                     dropped.append(name)
@@ -66,6 +69,10 @@ def repack_wheel(src: Path, dst: Path, keep: Callable[[str], bool] | None = None
                 data = zin.read(info)
                 mode = (info.external_attr >> 16) & 0o777 or 0o644
                 _write_entry(zout, name, data, info.date_time, mode)
+                kept_lines.append(f"{name},{record_hash(data)},{len(data)}")
+            for name, path in sorted(extra.items()):
+                data = Path(path).read_bytes()
+                _write_entry(zout, name, data, mode=0o755)
                 kept_lines.append(f"{name},{record_hash(data)},{len(data)}")
             kept_lines.append(f"{record_name},,")
             _write_entry(zout, record_name, ("\n".join(kept_lines) + "\n").encode())
@@ -90,15 +97,16 @@ def op_key(member: str) -> str | None:
     return f"{head}/{stem}" if head else stem
 
 
-def slim_kernel_wheel(src: Path, dst: Path, keep_ops: Iterable[str]) -> list[str]:
-    """sgl_kernel with only the compiled ops in `keep_ops` (Python files and dist-info all kept)."""
+def slim_kernel_wheel(src: Path, dst: Path, keep_ops: Iterable[str], extra: dict[str, Path] | None = None) -> list[str]:
+    """sgl_kernel with only the compiled ops in `keep_ops` (Python files and dist-info all kept),
+    plus `extra` ops built elsewhere ({path in the wheel: .so}; our slim FA3 flash_ops)."""
     keep_set = set(keep_ops)
     with zipfile.ZipFile(src) as z:
         present = {op_key(n) for n in z.namelist()} - {None}
     missing = sorted(keep_set - present)
     if missing:
         raise ShrinkError(f"{src.name} has no compiled op {', '.join(missing)} (it has: {', '.join(sorted(present))})")
-    return repack_wheel(src, dst, keep=lambda name: op_key(name) is None or op_key(name) in keep_set)
+    return repack_wheel(src, dst, keep=lambda name: op_key(name) is None or op_key(name) in keep_set, extra=extra)
 
 
 def _metadata(name: str, version: str, summary: str) -> str:

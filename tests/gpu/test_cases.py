@@ -16,8 +16,15 @@ def test_launches_cover_backends_graphs_fp8_mtp():
     assert any("flashinfer" in f and "--disable-cuda-graph" not in f for f in flags.values())
     assert any("--speculative-algorithm" in f for f in flags.values())
     assert any(cases.model(launch.model)["dir"] == "tiny-fp8" for launch in cases.launches)
-    assert {launch.part for launch in cases.launches} == {1, 2, 3, 5, 6}
-    assert cases.timing["part"] == 4 and cases.parts() == [1, 2, 3, 4, 5, 6]
+    assert {launch.part for launch in cases.launches} == {1, 2, 3, 5, 6, 7}
+    assert cases.timing["part"] == 4 and cases.parts() == [1, 2, 3, 4, 5, 6, 7]
+    # FA3 (our slim flash_ops): eager, CUDA graphs, NextN, and V3 with no --attention-backend (upstream's
+    # Hopper default for MLA is fa3)
+    assert any("--attention-backend fa3" in f and "--disable-cuda-graph" in f for f in flags.values())
+    assert any("--attention-backend fa3" in f and "--disable-cuda-graph" not in f for f in flags.values())
+    assert any("--attention-backend fa3" in f and "--speculative-algorithm EAGLE" in f for f in flags.values())
+    assert any(cases.model(names[n].model)["dir"] == "tiny" and "--attention-backend" not in f
+               for n, f in flags.items())
     assert any("chat" in launch.groups for launch in cases.launches)
     assert "--random-seed" in cases.server_flags
     # DeepSeek's parsers: tool calls everywhere, R1 reasoning on some launches, and one launch with the

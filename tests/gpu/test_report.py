@@ -25,7 +25,8 @@ def _ref(tmp_path: Path) -> Path:
 def test_pending_before_pruned_runs(tmp_path: Path):
     code = report.write_report(_ref(tmp_path), [], tmp_path / "out")
     md = (tmp_path / "out" / "gpu-verify.md").read_text()
-    assert code == 0 and "**pending**" in md and "triton-graph" in md and "| fa3 | not run |" in md
+    assert code == 0 and "**pending**" in md and "triton-graph" in md
+    assert "| fa3 with an FP8 KV cache (--kv-cache-dtype fp8_e4m3) | not run |" in md
     data = json.loads((tmp_path / "out" / "gpu-verify.json").read_text())
     assert data["pruned"] == "pending" and data["date"]
     blackwell = {r["name"]: r["status"] for r in data["not_run"] if r["hardware"] == "blackwell"}
