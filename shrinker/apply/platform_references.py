@@ -6,10 +6,14 @@ the rules ([platform.strings]: a quoted platform name, an enum member `.MHA_NPU`
 for one: `_is_npu`, `is_gfx95_supported`, `_use_aiter`) or names a predicate rule (`*aiter*`). Models: a
 line counts when its code names a family of [architectures].other_families (`Qwen2ForCausalLM`,
 `is_qwen3_next`, "gpt-oss"). Comments that name one count apart: they describe code, they do not run.
+
+A line the rules allow ([[platform.allowed]]: a vocabulary that describes targets, such as the kernel
+registry's device types) is counted apart, under the rule's reason.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import io
 import re
 import tokenize
@@ -23,15 +27,19 @@ from shrinker.rules.predicates import vocabulary_patterns
 
 @dataclass
 class PlatformReferences:
-    code: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, text)
+    code: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, text), not allowed
     comment_lines: int = 0
+    allowed: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)  # reason -> lines
 
     @property
     def files(self) -> int:
         return len({path for path, _, _ in self.code})
 
     def to_json(self) -> dict:
-        return {"code_lines": len(self.code), "files": self.files, "comment_lines": self.comment_lines}
+        data = {"code_lines": len(self.code), "files": self.files, "comment_lines": self.comment_lines}
+        if self.allowed:
+            data["allowed"] = {reason: len(lines) for reason, lines in sorted(self.allowed.items())}
+        return data
 
 
 def reference_pattern(rules) -> re.Pattern:
@@ -55,7 +63,7 @@ def family_pattern(families: list[str]) -> re.Pattern | None:
 
 def platform_references(tree: Path, rules) -> PlatformReferences:
     words = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, rules.platform.strings.strings)), re.IGNORECASE)
-    return _references(tree, reference_pattern(rules), words)
+    return _references(tree, reference_pattern(rules), words, rules.platform.allowed)
 
 
 def model_references(tree: Path, rules) -> PlatformReferences | None:
@@ -64,7 +72,16 @@ def model_references(tree: Path, rules) -> PlatformReferences | None:
     return None if pattern is None else _references(tree, pattern, pattern)
 
 
-def _references(tree: Path, pattern: re.Pattern, words: re.Pattern) -> PlatformReferences:
+def _allowed_by(rel: str, code: str, allowed) -> str | None:
+    """The reason of the first [[platform.allowed]] rule that covers this line, else None."""
+    for rule in allowed:
+        if any(fnmatch.fnmatchcase(rel, glob) for glob in rule.files) and (
+                not rule.pattern or re.search(rule.pattern, code)):
+            return rule.reason
+    return None
+
+
+def _references(tree: Path, pattern: re.Pattern, words: re.Pattern, allowed=()) -> PlatformReferences:
     found = PlatformReferences()
     for rel, text in sorted(python_sources(tree)):
         if pattern.search(text) is None and words.search(text) is None:
@@ -84,8 +101,11 @@ def _references(tree: Path, pattern: re.Pattern, words: re.Pattern) -> PlatformR
         except (tokenize.TokenError, SyntaxError):
             continue  # verify's static check reports a file that does not parse
         for number, chars in enumerate(blank, 1):
-            if pattern.search("".join(chars)):
-                found.code.append((rel, number, lines[number - 1].strip()))
+            code = "".join(chars)
+            if pattern.search(code):
+                line = (rel, number, lines[number - 1].strip())
+                reason = _allowed_by(rel, code, allowed)
+                (found.code if reason is None else found.allowed.setdefault(reason, [])).append(line)
     return found
 
 

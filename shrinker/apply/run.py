@@ -84,6 +84,7 @@ def _removed_through(plan: dict, number: int, tree: Path, class_globs: list[str]
     from shrinker.codemods.removed_imports import lost_names_from_facts
     from shrinker.codemods.unused_names import imported_names_from_facts
     from shrinker.graph.build import build_graph
+    from shrinker.graph.reexports import import_origins
 
     modules = {module_of(p) for b in plan["batches"][:number] for p in b["delete"]}
     modules.discard("")
@@ -94,6 +95,7 @@ def _removed_through(plan: dict, number: int, tree: Path, class_globs: list[str]
     seed = platform_classes_by_module(tree, list(class_globs))
     removed.names = lost_names_from_facts(facts, removed, seed)
     removed.imported = imported_names_from_facts(facts, removed)
+    removed.origins = import_origins(facts)
     return removed
 
 
@@ -290,6 +292,10 @@ def _references_section(title: str, references: PlatformReferences) -> list[str]
         lines += ["", "<details><summary>the lines</summary>", ""]
         lines += [f"- `{path}:{number}` `{text[:120]}`" for path, number, text in references.code]
         lines += ["", "</details>"]
+    if references.allowed:
+        lines += ["", f"Allowed by the rules ([[platform.allowed]]), {sum(map(len, references.allowed.values()))} "
+                      "lines, not counted above:"]
+        lines += [f"- {len(found)} lines: {reason}" for reason, found in sorted(references.allowed.items())]
     return lines
 
 

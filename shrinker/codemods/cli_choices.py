@@ -28,6 +28,7 @@ from shrinker.codemods.base import ShrinkCodemod
 from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
 from shrinker.codemods.registries import removed_keys, string_value
+from shrinker.graph.reexports import defining_modules
 from shrinker.rules.predicates import MethodNames
 from shrinker.codemods.removed_imports import module_and_package
 from shrinker.rules.schema import Registry
@@ -58,7 +59,13 @@ class PruneCliChoices(ShrinkCodemod):
     def __init__(self, context: CodemodContext, inputs: CodemodInputs):
         super().__init__(context, inputs)
         module, _ = module_and_package(context)
-        self._regs = [r for r in inputs.rules.registries if r.kind == "choices" and r.module == module]
+        # a registry's module, or the module it re-exports the variable from (0.5.23 moved server_args'
+        # ATTENTION_BACKEND_CHOICES to arg_groups/choices and imports it back)
+        # An option's registry (`hicache_storage_backend`) applies wherever the option is declared (0.5.23
+        # moved ServerArgs' fields to arg_groups/fields/*).
+        origins = inputs.removed.origins or {}
+        self._regs = [r for r in inputs.rules.registries
+                      if r.kind == "choices" and (r.names_option or module in defining_modules(origins, r.module, r.variable))]
         self._aliases: dict[str, Registry] = {}  # `SPECULATIVE_..._CHOICES = QUANTIZATION_CHOICES`
         self._options: list[dict] = []  # the option being visited: {"name", "regs"}
         self._option_regs: dict[str, list[Registry]] = {}  # option name -> registries its choices follow
@@ -68,11 +75,12 @@ class PruneCliChoices(ShrinkCodemod):
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
-        return any(r.kind == "choices" and r.variable.lstrip("-").replace("-", "_").replace("*", "") in
-                   source.replace("-", "_") for r in inputs.rules.registries)
+        return "choices" in source or any(
+            r.kind == "choices" and r.variable.lstrip("-").replace("-", "_").replace("*", "") in
+            source.replace("-", "_") for r in inputs.rules.registries)
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
-        if not self._regs:
+        if not self._regs and "choices" not in tree.code:
             return tree
         return super().transform_module(tree)
 
@@ -127,6 +135,12 @@ class PruneCliChoices(ShrinkCodemod):
         for reg in regs:
             new = self._prune_literal(value, reg, original)
             if new is not None:
+                node, value = node.with_changes(value=new), new
+                break
+        name = get_full_name_for_node(target) or ""
+        if not self._functions and any(fnmatchcase(name, g) for g in self.inputs.rules.platform.choices_variables):
+            new = self._platform_pruned(value, name, original)
+            if new is not None:
                 return node.with_changes(value=new)
         return node
 
@@ -172,18 +186,21 @@ class PruneCliChoices(ShrinkCodemod):
     # -- options: dataclass fields and add_argument calls
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         name = node.target.value if isinstance(node.target, cst.Name) else ""
-        self._options.append({"name": name, "regs": []})
+        self._options.append({"name": name, "regs": [], "platform": set()})
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign):
         option = self._options.pop()
         self._check_default(option, updated_node.value, original_node)
+        if option["platform"]:
+            updated_node = updated_node.with_changes(
+                annotation=updated_node.annotation.visit(_DropLiteralValues(option["platform"])))
         return self._assigned(updated_node.target, updated_node.value, updated_node, original_node)
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument":
             flags = [string_value(a.value) for a in node.args if a.keyword is None]
             names = [f.lstrip("-").replace("-", "_") for f in flags if f]
-            self._options.append({"name": names[0] if names else "", "regs": [], "call": node})
+            self._options.append({"name": names[0] if names else "", "regs": [], "platform": set(), "call": node})
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         if self._options and self._options[-1].get("call") is original_node:
@@ -205,10 +222,41 @@ class PruneCliChoices(ShrinkCodemod):
                 option["regs"].append(reg)
                 new = self._prune_literal(updated_node.value, reg, original_node)
                 if new is not None:
-                    return updated_node.with_changes(value=new)
-        return updated_node
+                    updated_node = updated_node.with_changes(value=new)
+                    break
+        return self._drop_platform_choices(option, updated_node, original_node)
+
+    def _drop_platform_choices(self, option: dict, arg: cst.Arg, where: cst.CSTNode) -> cst.Arg:
+        """An option's inline choices without those another platform names, which go from the field's
+        `Literal[...]` too (leave_AnnAssign)."""
+        new = self._platform_pruned(arg.value, option["name"], where, option["platform"])
+        return arg if new is None else arg.with_changes(value=new)
+
+    def _platform_pruned(self, value: cst.BaseExpression, label: str, where: cst.CSTNode,
+                         gone_into: Optional[set[str]] = None) -> Optional[cst.BaseExpression]:
+        """A choices literal without the strings the platform vocabulary names (`"aiter"`, `"intel_xpu"`,
+        `"ascend_fuseep"`): choosing one selects another platform's code, which cannot run on CUDA. None
+        when nothing goes, or when every choice would (reported)."""
+        if not isinstance(value, _LITERALS):
+            return None
+        strings = self.inputs.table.strings
+        present = [v for v in (string_value(getattr(e, "value", None)) for e in value.elements) if v is not None]
+        gone = {v for v in present if v in strings}
+        if not gone:
+            return None
+        new = drop_from_literal(value, lambda el: string_value(getattr(el, "value", None)) in gone)
+        if new is None or not new.elements:  # type: ignore[attr-defined]
+            self.report(where, f"every choice of {label or 'an option'} names another platform: left as is")
+            return None
+        if gone_into is not None:
+            gone_into.update(gone)
+        self.count("platform_choices_removed", len(value.elements) - len(new.elements))  # type: ignore[attr-defined]
+        return new
 
     def _check_default(self, option: dict, default: Optional[cst.BaseExpression], node: cst.CSTNode) -> None:
+        if string_value(default) in option["platform"]:
+            self.report(node, f"default '{string_value(default)}' of {option['name']} names another platform "
+                              f"(a rule decision: change the default)")
         if not option["name"] or not option["regs"]:
             return
         self._option_regs.setdefault(option["name"], []).extend(option["regs"])
@@ -220,3 +268,22 @@ class PruneCliChoices(ShrinkCodemod):
                 self.report(node, f"default '{value}' of {option['name']} is a key removed from "
                                   f"{reg.follows or reg.name} (a rule decision: keep the key or change the default)")
                 return
+
+
+class _DropLiteralValues(cst.CSTTransformer):
+    """`Literal["none", "mori", "deepep"]` without the given strings (a field's type beside its choices)."""
+
+    def __init__(self, strings: set[str]) -> None:
+        super().__init__()
+        self.strings = strings
+
+    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
+        if get_full_name_for_node(updated_node.value) not in ("Literal", "typing.Literal"):
+            return updated_node
+        kept = [e for e in updated_node.slice
+                if not (isinstance(e.slice, cst.Index) and string_value(e.slice.value) in self.strings)]
+        if not kept or len(kept) == len(updated_node.slice):
+            return updated_node
+        last = updated_node.slice[-1].comma
+        kept[-1] = kept[-1].with_changes(comma=last)  # the original's trailing comma (or none) closes the list
+        return updated_node.with_changes(slice=kept)

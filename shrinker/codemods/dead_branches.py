@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import builtins
 import re
-from typing import Optional, Sequence, Union
+from typing import ClassVar, Optional, Sequence, Union
 
 import libcst as cst
 import libcst.matchers
@@ -128,9 +128,14 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
     NAME = "remove_dead_branches"
     DESCRIPTION = "remove dead if/elif/else branches, ternaries and platform try-imports; inline live ones"
 
-    def __init__(self, context, inputs: CodemodInputs) -> None:
+    # fold_platform rewrote `_is_gfx1250 = _is_hip and ...` to `= False` before this runs: the module's
+    # constants are read from the file as it was before this run (module_constants needs the predicate)
+    NEEDS_ORIGINAL: ClassVar[bool] = True
+
+    def __init__(self, context, inputs: CodemodInputs, original: Optional[cst.Module] = None) -> None:
         super().__init__(context, inputs)
         self._setup_folding(inputs)
+        self._original = original
         self._elifs: set[int] = set()
         # Nodes this transform made, by id; the dicts hold the nodes too, so no id is reused by a node
         # made later while the transform runs (a freed node's address can be, and then the answer would
@@ -155,7 +160,7 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         return _triggers(self.inputs)
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
-        self._bind_module(tree)
+        self._bind_module(tree, self._original)
         return super().transform_module(tree)
 
     # -- deciding a test -------------------------------------------------------------------------

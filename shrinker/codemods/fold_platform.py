@@ -18,8 +18,13 @@ Where it folds (the choice, so untouched code stays untouched):
   `remove_dead_branches`, which removes or inlines the branch (no `if False:` is ever written).
 - the value of an assignment when it is a compound boolean expression (`and`/`or`/`not`/compare)
   that involves a predicate (`_use_aiter = ... and _is_hip` -> `_use_aiter = False`).
+- values: call arguments, return values, lambda bodies, literal elements (exact for values: `X or False`
+  stays unless X is a bool); `assert`s as tests.
+- constants: a top-level name bound once to a value a predicate decides (`_is_gfx1250 = _is_hip and
+  is_gfx1250_supported()`), or a function's local bound once at the top of its body, is that constant
+  wherever it is read; a local nothing reads any more then goes.
 - NOT folded: definitions (`def is_hip(): ...`, `_is_hip = is_hip()` stay; the unused-names codemod
-  drops them once nothing reads them), `while`, `assert`, `return`, call arguments.
+  drops them once nothing reads them), `while`.
 - NOT folded: names bound as parameters of an enclosing function or lambda (`def f(is_aiter_moe):
   if is_aiter_moe:`): the caller decides their value. Reported as a finding.
 """
@@ -43,8 +48,8 @@ from shrinker.codemods.inputs import CodemodInputs
 from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.parameters import fixed_values
 from shrinker.rules.predicates import (architecture_compare, combine, device_probe, device_probe_patterns,
-                                       env_flag_name, never_compare, platform_attribute_probe, platform_fact,
-                                       platform_name, vocabulary_patterns)
+                                       env_flag_name, never_compare, other_devices_only, platform_attribute_probe,
+                                       platform_fact, platform_name, vocabulary_patterns)
 
 # Python builtins (and os env readers) whose calls have no side effects worth keeping; `frozenset` of
 # pure arguments builds a value (0.5.21's kernel records: `capabilities=frozenset({Capability.CUDA})`).
@@ -121,6 +126,9 @@ class Folder:
         # Private names the module binds once, to None, and nowhere else (`_fused_kernel = None` whose
         # platform import went): `_fused_kernel is None` is True.
         self.none_names: frozenset[str] = frozenset()
+        # Top-level names bound once, to a value a predicate decides, and nowhere else in the module
+        # (`_is_gfx1250 = _is_hip and is_gfx1250_supported()`): each read is that constant.
+        self.constants: dict[str, bool] = {}
 
     # -- purity --------------------------------------------------------------------------------
     def pure(self, node: cst.BaseExpression) -> bool:
@@ -209,6 +217,9 @@ class Folder:
             return Fold(node, node.value == "True", True, False)
         if self.is_param(node.value) and (fixed := self.param_value(node.value)) is not None:
             return Fold(constant(fixed), fixed, True, True)
+        if node.value in self.constants and not self.is_param(node.value):
+            known = self.constants[node.value]
+            return Fold(constant(known), known, True, True)
         if as_value and node.value not in self.flags:
             # a value may be the predicate function itself (`register(is_npu)`): only flags fold
             return Fold(node, None, True, False)
@@ -513,6 +524,123 @@ def none_constants(tree: cst.Module, folder: "Folder") -> frozenset[str]:
     return frozenset(n for n in candidates if bindings.count.get(n) == 1)
 
 
+def _single_bindings(statements) -> list[tuple[int, str, cst.BaseExpression]]:
+    """(index, name, value) of `name = value` / `name: T = value` among `statements` (one block)."""
+    out = []
+    for index, line in enumerate(statements):
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for small in line.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = small.targets[0].target, small.value
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                target, value = small.target, small.value
+            else:
+                continue
+            if isinstance(target, cst.Name):
+                out.append((index, target.value, value))
+    return out
+
+
+def _constants(bindings: list[tuple[int, str, cst.BaseExpression]], scope: cst.CSTNode,
+               folder: "Folder") -> dict[str, bool]:
+    """The bindings whose value a predicate decides, to True or False itself, of names `scope` binds
+    only there. The value must be the constant, not only its truth (`x = y or _is_hip` is y's value),
+    and it must come from a predicate: a plain `DEBUG = False` is a setting, not a platform fact."""
+    if not bindings:
+        return {}
+    counter = _Bindings(folder)
+    scope.visit(counter)
+    once = [(name, value) for _, name, value in bindings if counter.count.get(name) == 1]
+    saved = folder.constants
+    try:
+        while True:  # a constant may derive from one above it (`_b = _a and x()`)
+            found = {}
+            for name, value in once:
+                folded = folder.fold(value, as_value=True)
+                if (name not in folder.constants and folded.pred and folded.pure
+                        and isinstance(folded.node, cst.Name) and folded.node.value in ("True", "False")):
+                    found[name] = folded.node.value == "True"
+            if not found:
+                return {n: v for n, v in folder.constants.items() if n not in saved}
+            folder.constants = {**folder.constants, **found}
+    finally:
+        folder.constants = saved
+
+
+def module_constants(tree: cst.Module, folder: "Folder") -> dict[str, bool]:
+    """Top-level names bound once, to a value a platform predicate decides, and bound nowhere else in the
+    module's live code (`_is_gfx1250 = _is_hip and is_gfx1250_supported()`, `_is_hip = is_hip()`): every
+    read of such a name is that constant, so it folds where it stands (an argument `IS_GFX1250=_is_gfx1250`,
+    a test)."""
+    saved, folder.constants = folder.constants, {}
+    try:
+        return _constants(_single_bindings(tree.body), tree, folder)
+    finally:
+        folder.constants = saved
+
+
+class _FunctionConstants(cst.CSTVisitor):
+    """Per function (by qualified name): its locals bound once, at the top of its body, to a value a
+    predicate decides (`use_rocm_mxfp8 = _use_aiter and ...`), not rebound anywhere in it (nested scopes
+    included) and not read before that statement. A name defined twice under one qualified name
+    (`if x: def f()... else: def f()...`) gets none."""
+
+    def __init__(self, folder: "Folder") -> None:
+        self.folder = folder
+        self.found: dict[str, dict[str, bool]] = {}
+        self._names: list[str] = []
+        self._seen: set[str] = set()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._names.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._names.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._names.append(node.name.value)
+        qualname = ".".join(self._names)
+        if qualname in self._seen:
+            self.found.pop(qualname, None)
+            return
+        self._seen.add(qualname)
+        if not isinstance(node.body, cst.IndentedBlock):
+            return
+        statements = node.body.body
+        bindings = [(i, name, value) for i, name, value in _single_bindings(statements)
+                    if not any(cst.matchers.findall(s, cst.matchers.Name(name)) for s in statements[:i])]
+        constants = _constants(bindings, node, self.folder)
+        if constants:
+            self.found[qualname] = constants
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._names.pop()
+
+
+def function_constants(tree: cst.Module, folder: "Folder") -> dict[str, dict[str, bool]]:
+    visitor = _FunctionConstants(folder)
+    tree.visit(visitor)
+    return visitor.found
+
+
+def drop_unread_constants(function: cst.FunctionDef, constants: dict[str, bool]) -> cst.FunctionDef:
+    """The function without the top-level bindings of its constants that nothing in it reads any more
+    (their values are constants: dropping them runs no less code)."""
+    if not constants or not isinstance(function.body, cst.IndentedBlock):
+        return function
+    statements = list(function.body.body)
+    unread = {name for name in constants
+              if len(cst.matchers.findall(function.body, cst.matchers.Name(name))) == 1}
+    kept = [s for s in statements
+            if not (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
+                    and any(name in unread for _, name, value in _single_bindings([s])
+                            if isinstance(value, cst.Name) and value.value in ("True", "False")))]
+    if len(kept) == len(statements) or not kept:
+        return function
+    return function.with_changes(body=function.body.with_changes(body=kept))
+
+
 def _walrus_count(node: cst.CSTNode) -> int:
     return len(cst.matchers.findall(node, cst.matchers.NamedExpr()))
 
@@ -551,6 +679,8 @@ class PredicateScope:
                              if function.startswith(prefix)}
         self._names: list[str] = []  # enclosing classes and functions
         self._fixed: list[dict[str, bool]] = []  # per enclosing function/lambda: its fixed parameters
+        self._function_constants: dict[str, dict[str, bool]] = {}  # qualname -> its local constants
+        self._outer_constants: list[dict[str, bool]] = []  # the folder's constants outside each function
 
     def _param_value(self, name: str) -> Optional[bool]:
         """The value rules.platform.parameters gives `name` when the innermost function binding it
@@ -560,10 +690,11 @@ class PredicateScope:
                 return fixed.get(name)
         return None
 
-    def _bind_module(self, tree: cst.Module) -> None:
+    def _bind_module(self, tree: cst.Module, original: Optional[cst.Module] = None) -> None:
         """Tell the folder what `tree` binds: names it imports from removed modules (isinstance folds),
-        its flags (values that fold as arguments) and its None constants; widen the prune pattern so
-        statements naming them are visited."""
+        its flags (values that fold as arguments), its None constants and its constants (read from
+        `original`, the file before this run's edits, when given); widen the prune pattern so statements
+        naming them are visited."""
         from shrinker.codemods.removed_imports import find_dead_imports, module_and_package
 
         _, package = module_and_package(self.context)
@@ -572,7 +703,10 @@ class PredicateScope:
         self.folder.removed_classes = dead
         self.folder.flags = module_flags(tree)
         self.folder.none_names = none_constants(tree, self.folder)
-        widen = dead | self.folder.none_names
+        before = original if original is not None else tree
+        self.folder.constants = module_constants(before, self.folder)
+        self._function_constants = function_constants(before, self.folder)
+        widen = dead | self.folder.none_names | frozenset(self.folder.constants)
         if widen and self._prune is not None:
             self._prune = re.compile(self._prune.pattern + "|" + "|".join(rf"\b{re.escape(n)}\b" for n in sorted(widen)))
 
@@ -596,13 +730,23 @@ class PredicateScope:
         self._names.append(node.name.value)
         self._params.append(param_names(node.params))
         self._fixed.append(self._fixed_rules.get(".".join(self._names), {}))
+        self._outer_constants.append(self.folder.constants)
+        local = self._function_constants.get(".".join(self._names), {})
+        if local:
+            # its own parameters cannot shadow them: a parameter of that name is a second binding
+            self.folder.constants = {**self.folder.constants, **local}
         return True
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        local = self._function_constants.get(".".join(self._names), {})
         self._names.pop()
         self._params.pop()
         self._fixed.pop()
-        return updated_node
+        self.folder.constants = self._outer_constants.pop()
+        result = drop_unread_constants(updated_node, local)
+        if result is not updated_node:
+            self.count("constants_dropped", len(updated_node.body.body) - len(result.body.body))
+        return result
 
     def visit_Lambda(self, node: cst.Lambda) -> Optional[bool]:
         self._params.append(param_names(node.params))
@@ -749,9 +893,14 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
     # -- feature set-up calls and constants (a features batch only) ----------------------------
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
                                   updated_node: cst.SimpleStatementLine):
-        if not self.inputs.table.features or len(updated_node.body) != 1:
+        if len(updated_node.body) != 1:
             return updated_node
         stmt = updated_node.body[0]
+        if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._other_devices_record(stmt.value):
+            self.count("platform_registrations_removed")
+            return cst.RemoveFromParent()
+        if not self.inputs.table.features:
+            return updated_node
         if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._setup_call(stmt.value):
             self.count("feature_calls_removed")
             return cst.RemoveFromParent()
@@ -765,6 +914,18 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
                 first = assignments[0].with_changes(leading_lines=updated_node.leading_lines)
                 return cst.FlattenSentinel([first, *assignments[1:]])
         return updated_node
+
+    def _other_devices_record(self, call: cst.Call) -> bool:
+        """`register_kernel(KernelSpec(..., capabilities=frozenset({CapabilityRequirement.HIP})))`: a
+        registration whose arguments run no code, of a record whose devices ([platform].capability_keywords)
+        are only other platforms': never dispatched on CUDA (the planner drops the edge to its target)."""
+        keywords = self.inputs.rules.platform.capability_keywords
+        if not keywords or not call.args or not all(self.folder.pure(a.value) for a in call.args):
+            return False
+        module = cst.Module([])
+        return any(arg.keyword is not None and arg.keyword.value in keywords
+                   and other_devices_only(module.code_for_node(arg.value), self.inputs.rules.platform)
+                   for inner in cst.matchers.findall(call, cst.matchers.Call()) for arg in inner.args)
 
     def _setup_call(self, call: cst.Call) -> bool:
         """`initialize_mamba_selective_state_update_backend(self.server_args)`: a set-up call of a cut feature."""

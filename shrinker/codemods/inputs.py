@@ -18,6 +18,8 @@ class Removed:
     # then remove_unused_names keeps every public name, since another module may import it.
     names: dict[str, frozenset[str]] | None = None  # kept module → names it no longer provides
     imported: dict[str, frozenset[str]] | None = None  # module → names kept modules take ("*": all)
+    # module → {name: module its top-level `from X import name` takes it from} (graph/reexports.py)
+    origins: dict[str, dict[str, str]] | None = None
 
     def module_removed(self, dotted: str) -> bool:
         """True when `dotted` or a package above it is removed (`a.b` removed => `a.b.c` removed)."""

@@ -43,6 +43,9 @@ class StringRef:
     kind: str  # import_module | fstring | mod_attr | lazy_import
     where: Where
     attr: str = ""
+    # the other keyword arguments of the call the string is a keyword argument of, as source text
+    # (`KernelSpec(target="m:f", capabilities=frozenset({CapabilityRequirement.HIP}))`)
+    call_keywords: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -10,6 +10,7 @@ from pathlib import Path
 from shrinker.errors import ShrinkError
 from shrinker.graph.build import ImportGraph
 from shrinker.graph.records import Decision
+from shrinker.graph.reexports import defining_modules, import_origins
 from shrinker.plan.reach import Reach
 from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.predicates import vocabulary_patterns
@@ -151,8 +152,11 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
                 wanted = feature_re if spec.features else platform_re
                 files = sorted(g.module_path[m] for m in kept_modules
                                if wanted.search((g.tree / g.module_path[m]).read_text(errors="replace")))
-            elif codemod in ("prune_registries", "prune_cli_choices"):
+            elif codemod == "prune_registries":
                 files = sorted(g.module_path[m] for m in registry_modules if m in reach.kept)
+            elif codemod == "prune_cli_choices":
+                files = sorted(g.module_path[m] for m in _choices_modules(g, rules, kept_modules, platform_re)
+                               if m in reach.kept and g.module_path.get(m))
             elif codemod == "remove_unused_names":
                 continue  # set below: the files the batch's other codemods edit
             else:
@@ -187,3 +191,27 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
     for b in batches:
         b.delete.sort()
     return batches
+
+
+_INLINE_CHOICES = re.compile(r"\bchoices\s*=")
+
+
+def _choices_modules(g: ImportGraph, rules: Rules, kept_modules: list[str], platform_re: re.Pattern) -> set[str]:
+    """Where prune_cli_choices edits: each choices registry's module and the modules it re-exports the
+    variable from (0.5.23 defines server_args' lists in arg_groups/choices), and kept modules whose
+    options or choices lists (`[platform].choices_variables`) may name another platform
+    (`choices=[..., "aiter"]`), or that declare an option a registry names."""
+    origins = import_origins(g.facts.values())
+    choices = [r for r in rules.registries if r.kind == "choices"]
+    modules = {m for r in choices if r.module and not r.names_option
+               for m in defining_modules(origins, r.module, r.variable)}
+    options = [r.variable.lstrip("-").replace("-", "_") for r in choices if r.names_option]
+    option_re = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, options))) if options else None
+    globs = rules.platform.choices_variables
+    variables_re = re.compile(r"^(?:%s)\s*[:=]" % "|".join(map(name_glob_regex, globs)), re.M) if globs else None
+    for m in kept_modules:
+        text = (g.tree / g.module_path[m]).read_text(errors="replace")
+        choices = _INLINE_CHOICES.search(text) or (variables_re and variables_re.search(text))
+        if choices and (platform_re.search(text) or (option_re and option_re.search(text.replace("-", "_")))):
+            modules.add(m)
+    return modules

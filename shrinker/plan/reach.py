@@ -22,7 +22,7 @@ from shrinker.plan.roots import Move
 from shrinker.rules.parameters import fixed_values
 from shrinker.rules.patterns import pattern_matches
 from shrinker.rules.predicates import (MethodNames, PredicateTable, evaluate_source, feature_class_globs,
-                                       removed_architectures)
+                                       other_devices_only, removed_architectures)
 from shrinker.rules.schema import ModuleRule, Rules
 
 
@@ -131,6 +131,11 @@ def record_dead(record: dict, importer: str, view: RegistryView, table: Predicat
     for guard in record.get("guards", []):
         if evaluate_source(guard, table) is False:
             return DeadReason("platform_guard", f"only under `if {guard}` (False on CUDA)")
+    for keyword, source in record.get("call_keywords", {}).items():
+        devices = other_devices_only(source, rules.platform) if keyword in rules.platform.capability_keywords else None
+        if devices:
+            return DeadReason("platform_guard", f"named by a record for {', '.join(devices)} only "
+                                                f"(`{keyword}={source}`), never dispatched on CUDA")
     if features is not None:
         classes = _feature_class_names(rules)
         for part in function.split("."):

@@ -82,6 +82,15 @@ class FixedParameter(_Strict):
                                        "plan without the rule.")
 
 
+class AllowedReference(_Strict):
+    """Code lines that name another platform on purpose (issue 17's allowed list): apply.md counts them
+    apart, each with this reason, from the references left to fold."""
+
+    files: list[str] = Field(description="Globs of work-tree paths (`python/sglang/kernels/spec.py`).")
+    pattern: str = Field("", description="A regex the line's code must match; empty: every line of the files.")
+    reason: str
+
+
 class Platform(_Strict):
     predicates: list[Predicate]
     strings: PlatformStrings
@@ -113,6 +122,15 @@ class Platform(_Strict):
                                      description="Dotted calls that ask whether a device is present, `*` standing for "
                                                  "a platform word of [platform.strings] (`torch.*.is_available`: "
                                                  "`torch.xpu.is_available()` is False on CUDA).")
+    capability_keywords: list[str] = Field(default_factory=list,
+                                           description="Keyword arguments that say which devices a record serves "
+                                                       "(`KernelSpec(capabilities=...)`): a record naming only other "
+                                                       "platforms' devices is never dispatched on CUDA.")
+    choices_variables: list[str] = Field(default_factory=list,
+                                         description="Globs of module-level CLI choices lists (`*_CHOICES`): a "
+                                                     "string one holds that the vocabulary names goes.")
+    allowed: list[AllowedReference] = Field(default_factory=list,
+                                            description="Platform references the kept tree keeps on purpose.")
     pure_methods: list[str] = Field(default_factory=list,
                                     description="Method names (globs) known to have no side effects: an operand "
                                                 "calling one may be dropped when a platform predicate decides the test. "
@@ -201,6 +219,12 @@ class Registry(_Strict):
     keep_all_others: bool = Field(False, description="Keys not listed are unknown: keep them and report.")
     follows: str = Field("", description="Drop the keys the plan removes from this other registry.")
     reason: str
+
+    @property
+    def names_option(self) -> bool:
+        """A choices registry of an option (`mm_attention_backend`, `--lora-backend`): it applies wherever
+        the option is declared, not only in `module` (0.5.23 moved ServerArgs' fields to arg_groups)."""
+        return self.kind == "choices" and (self.variable.startswith("--") or self.variable.lstrip("_").islower())
 
 
 class ModuleRule(_Strict):

@@ -43,3 +43,19 @@ def test_model_family_lines_count_words_and_camel_case_starts(tmp_path):
     refs = model_references(tmp_path, load_rules("deepseek"))
     assert [line for _, line, _ in refs.code] == [2, 4, 5]
     assert refs.comment_lines == 1
+
+
+def test_lines_a_rule_allows_count_apart_under_its_reason(tmp_path):
+    from shrinker.rules.schema import AllowedReference
+
+    _tree(tmp_path, "x = is_npu()\n")
+    (tmp_path / "python/sglang/kernels").mkdir()
+    (tmp_path / "python/sglang/kernels/spec.py").write_text('HIP = "hip"\nNPU = "npu"\nx = is_hip()\n')
+    rules = load_rules("deepseek")
+    only_enum = AllowedReference(files=["python/sglang/kernels/*.py"], pattern=r'^[A-Z]+ = "', reason="vocabulary")
+    rules = rules.model_copy(update={"platform": rules.platform.model_copy(update={"allowed": [only_enum]})})
+    refs = platform_references(tmp_path, rules)
+    assert [(path, line) for path, line, _ in refs.code] == [("python/sglang/a.py", 1),
+                                                             ("python/sglang/kernels/spec.py", 3)]
+    assert {reason: [line for _, line, _ in found] for reason, found in refs.allowed.items()} == {"vocabulary": [1, 2]}
+    assert refs.to_json()["allowed"] == {"vocabulary": 2}

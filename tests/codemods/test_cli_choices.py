@@ -149,6 +149,21 @@ class TestPruneCliChoices(CodemodTest):
         assert out == code and not transform.changes
 
 
+def test_choices_moved_to_a_module_the_registry_module_re_exports_from() -> None:
+    # 0.5.23: server_args does `from sglang.srt.arg_groups.choices import ATTENTION_BACKEND_CHOICES`
+    import dataclasses
+
+    moved = "sglang.srt.arg_groups.choices"
+    inputs = dataclasses.replace(INPUTS, removed=dataclasses.replace(
+        INPUTS.removed, origins={ARGS: {"ATTENTION_BACKEND_CHOICES": moved}}))
+    code = 'ATTENTION_BACKEND_CHOICES = ["triton", "wave"]\nQUANTIZATION_CHOICES = ["awq", "fp8"]\n'
+    out, transform = run(PruneCliChoices, code, inputs, module=moved, dedent=False)
+    # only the re-exported variable's registry follows it there
+    assert out == 'ATTENTION_BACKEND_CHOICES = ["triton"]\nQUANTIZATION_CHOICES = ["awq", "fp8"]\n'
+    out, _ = run(PruneCliChoices, code, INPUTS, module=moved, dedent=False)
+    assert out == code  # without the origins fact nothing there is a registry
+
+
 def test_defaults_pointing_to_removed_keys_are_reported_not_changed() -> None:
     code = """\
         ATTENTION_BACKEND_CHOICES = ["triton", "aiter"]
@@ -184,7 +199,7 @@ def test_defaults_pointing_to_removed_keys_are_reported_not_changed() -> None:
 
 
 def test_list_that_would_empty_is_left_and_reported() -> None:
-    code = 'ATTENTION_BACKEND_CHOICES = ["aiter", "wave"]\n'
+    code = 'ATTENTION_BACKEND_CHOICES = ["intel_amx", "wave"]\n'
     out, transform = run(PruneCliChoices, code, INPUTS, module=ARGS, dedent=False)
     assert out == code
     assert transform.findings == ["sglang/srt/server_args.py:1: every choice of ATTENTION_BACKEND_CHOICES is "
@@ -198,3 +213,66 @@ def test_idempotent() -> None:
         """
     once = assert_idempotent(PruneCliChoices, code, INPUTS, module=ARGS)
     assert once == 'ATTENTION_BACKEND_CHOICES = ["triton"]\n'
+
+
+def test_choices_named_for_another_platform_go_with_their_literal_values() -> None:
+    # 0.5.23 arg_groups/fields/exec_.py: no registry names these options; the platform vocabulary does
+    code = '''\
+moe_a2a_backend: A[
+    Literal[
+        "none",
+        "mori",
+        "deepep",
+        "ascend_tp",
+    ],
+    Arg(
+        help="Choose the backend for MoE A2A.",
+        choices=[
+            "none",
+            "mori",  # AMD
+            "deepep",
+            "ascend_tp",
+        ],
+    ),
+] = "none"
+dsa_backend: A[Optional[str], Arg(choices=["flashmla_sparse", "aiter", "intel_xpu"])] = "intel_xpu"
+y: A[str, Arg(choices=["aiter"])] = None
+x = Arg(choices=["aiter"])  # not an option
+'''
+    out, transform = run(PruneCliChoices, code, INPUTS, module="sglang.srt.arg_groups.fields.exec_", dedent=False)
+    assert out == '''\
+moe_a2a_backend: A[
+    Literal[
+        "none",
+        "deepep",
+    ],
+    Arg(
+        help="Choose the backend for MoE A2A.",
+        choices=[
+            "none",
+            "deepep",
+        ],
+    ),
+] = "none"
+dsa_backend: A[Optional[str], Arg(choices=["flashmla_sparse"])] = "intel_xpu"
+y: A[str, Arg(choices=["aiter"])] = None
+x = Arg(choices=["aiter"])  # not an option
+'''
+    assert transform.changes["platform_choices_removed"] == 4
+    findings = sorted(transform.findings)
+    assert len(findings) == 2, findings
+    assert "default 'intel_xpu' of dsa_backend names another platform" in findings[0] + findings[1]
+    assert "every choice of y names another platform: left as is" in findings[0] + findings[1]
+    assert_idempotent(PruneCliChoices, code, INPUTS, module="sglang.srt.arg_groups.fields.exec_")
+
+
+def test_module_level_choices_lists_lose_platform_strings() -> None:
+    # 0.5.23 arg_groups/choices.py: lists no registry names (rules.platform.choices_variables = *_CHOICES)
+    code = ('DISAGG_TRANSFER_BACKEND_CHOICES = [\n    "mooncake",\n    "ascend",\n    "mori",\n    "nixl",\n]\n'
+            'GRAMMAR = ["xgrammar", "ascend"]\n'
+            'def f():\n    LOCAL_CHOICES = ["a", "npu"]\n')
+    out, transform = run(PruneCliChoices, code, INPUTS, module="sglang.srt.arg_groups.choices", dedent=False)
+    assert out == ('DISAGG_TRANSFER_BACKEND_CHOICES = [\n    "mooncake",\n    "nixl",\n]\n'
+                   'GRAMMAR = ["xgrammar", "ascend"]\n'
+                   'def f():\n    LOCAL_CHOICES = ["a", "npu"]\n')
+    assert transform.changes["platform_choices_removed"] == 2

@@ -6,6 +6,8 @@ from shrinker.codemods.dead_branches import RemoveDeadBranches
 from shrinker.codemods.inputs import CodemodInputs, Removed
 from shrinker.rules.load import load_rules
 from shrinker.rules.schema import FixedParameter
+import textwrap
+
 from tests.codemods.helpers import PlatformCodemodTest, deepseek_inputs, run_transform
 
 
@@ -623,3 +625,54 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             """,
             inputs=removed_architecture_inputs(),
         )
+
+
+def test_module_constant_decides_a_branch_after_fold_platform_rewrote_its_binding() -> None:
+    # v0.5.23 kernels/ops/attention/decode_attention.py: `_is_gfx1250 = _is_hip and is_gfx1250_supported()`.
+    # fold_platform makes the binding `= False` first; remove_dead_branches reads the constant from the
+    # file as it was, and the dead arm goes.
+    from shrinker.codemods.pipeline import transform_source
+
+    source = textwrap.dedent(
+        """
+        _is_hip = is_hip()
+        _is_gfx1250 = _is_hip and is_gfx1250_supported()
+
+
+        def block_size(n):
+            if n > 8:
+                return 128
+            elif _is_gfx1250:
+                return 256
+            return 64
+        """
+    )
+    result = transform_source(source, path="sglang/kernels/x.py", module="sglang.kernels.x",
+                              inputs=deepseek_inputs(), codemods=["fold_platform"])
+    assert result.status == "success", result.error
+    assert "_is_gfx1250:" not in result.code and "return 256" not in result.code
+    assert "if n > 8:\n        return 128\n    return 64" in result.code
+
+
+def test_function_local_constant_decides_a_branch_and_its_binding_goes() -> None:
+    # v0.5.23 dsv4/compressor_v2.py: `use_hip_fp4 = _is_hip and ...` then `if use_hip_fp4: ... else: ...`
+    from shrinker.codemods.pipeline import transform_source
+
+    source = textwrap.dedent(
+        """
+        _is_hip = is_hip()
+
+
+        def compress(x, cfg):
+            use_hip_fp4 = _is_hip and cfg.fp4
+            if use_hip_fp4:
+                y = hip_fp4(x)
+            else:
+                y = cuda_fp8(x)
+            return y
+        """
+    )
+    result = transform_source(source, path="sglang/srt/x.py", module="sglang.srt.x",
+                              inputs=deepseek_inputs(), codemods=["fold_platform"])
+    assert result.status == "success", result.error
+    assert "def compress(x, cfg):\n    y = cuda_fp8(x)\n    return y\n" in result.code

@@ -874,3 +874,148 @@ class TestRemovedArchitectures(PlatformCodemodTest):
         self.assertIs(value('"Qwen2ForCausalLM" not in architectures'), True)
         self.assertIs(value('"Qwen2ForCausalLM" in SUPPORTED'), None)
         self.assertIs(value('"DeepseekV3ForCausalLM" in architectures'), None)
+
+
+class TestModuleConstants(PlatformCodemodTest):
+    """Issue 17 item 2: a top-level name bound once to a value a predicate decides is that constant
+    wherever it is read (v0.5.23's decode_attention: `IS_GFX1250=_is_gfx1250` in a Triton launch)."""
+
+    TRANSFORM = FoldPlatformPredicates
+
+    def test_derived_constant_folds_in_arguments_and_tests(self) -> None:
+        self.assertCodemod(
+            """
+            _is_hip = is_hip()
+            _is_gfx1250 = _is_hip and is_gfx1250_supported()
+            _is_gfx1250_fp8 = _is_gfx1250 and fp8_ok()
+            _use_fast = not _is_gfx1250_fp8 or torch.version.hip  # kept below
+
+            def launch(grid):
+                kernel[grid](IS_GFX1250=_is_gfx1250, OTHER=_is_gfx1250_fp8)
+                if flag and not _is_gfx1250:
+                    pass
+            """,
+            """
+            _is_hip = is_hip()
+            _is_gfx1250 = False
+            _is_gfx1250_fp8 = False
+            _use_fast = True  # kept below
+
+            def launch(grid):
+                kernel[grid](IS_GFX1250=False, OTHER=False)
+                if flag:
+                    pass
+            """,
+        )
+
+    def test_plain_settings_and_rebound_names_stay(self) -> None:
+        # `DEBUG = False` is a setting, not a platform fact; `_is_gfx` is rebound in a function;
+        # a parameter hides the module name.
+        self.assertUnchanged(
+            """
+            DEBUG = False
+            _is_gfx = is_gfx1250_supported()
+
+            def setup():
+                global _is_gfx
+                _is_gfx = True
+
+            def run(x):
+                return f(DEBUG, _is_gfx, x)
+            """
+        )
+
+    def test_function_local_constant_folds_and_its_binding_goes(self) -> None:
+        # v0.5.23 fp8.py: `use_rocm_mxfp8 = _use_aiter and ...` then `use_mxfp8=use_rocm_mxfp8`
+        self.assertCodemod(
+            """
+            from sglang.srt.layers.quantization.fp8_utils import _use_aiter
+
+            def create_weights(layer, cfg):
+                use_rocm_mxfp8 = _use_aiter and cfg.is_mx
+                runner_is_aiter = is_hip()
+                kernel = make(use_mxfp8=use_rocm_mxfp8, use_fp8_w8a8=not use_rocm_mxfp8)
+                return kernel, runner_is_aiter.__class__
+            """,
+            """
+            from sglang.srt.layers.quantization.fp8_utils import _use_aiter
+
+            def create_weights(layer, cfg):
+                runner_is_aiter = False
+                kernel = make(use_mxfp8=False, use_fp8_w8a8=True)
+                return kernel, runner_is_aiter.__class__
+            """,
+        )
+
+    def test_function_locals_read_before_or_bound_twice_stay(self) -> None:
+        # the local flag itself becomes the constant (as before); its reads stay
+        self.assertCodemod(
+            """
+            def f(x):
+                print(flag)
+                flag = is_npu()
+                return g(flag)
+
+            def h(x):
+                flag = is_npu()
+                if x:
+                    flag = True
+                return g(flag)
+
+            def k(flag):
+                return g(flag)
+            """,
+            """
+            def f(x):
+                print(flag)
+                flag = False
+                return g(flag)
+
+            def h(x):
+                flag = False
+                if x:
+                    flag = True
+                return g(flag)
+
+            def k(flag):
+                return g(flag)
+            """,
+        )
+
+
+class TestOtherDeviceRecords(PlatformCodemodTest):
+    """0.5.23 kernels/ops/attention/__init__.py: records served only by other platforms' devices go."""
+
+    TRANSFORM = FoldPlatformPredicates
+
+    def test_hip_only_record_goes_cuda_and_loop_records_stay(self) -> None:
+        self.assertCodemod(
+            """
+            del _mod
+            # Called through ops.attention.kda_fused_decode_gfx950, which checks for gfx950.
+            register_kernel(
+                KernelSpec(
+                    op="attention.kda_decode_gfx950",
+                    target="sglang.kernels.kda_kernels.kda_decode_gfx950:kda_decode_gfx950",
+                    capabilities=frozenset({CapabilityRequirement.HIP}),
+                )
+            )
+            register_kernel(KernelSpec(op="a.b", target="m:f", capabilities=frozenset({CapabilityRequirement.CUDA, CapabilityRequirement.HIP})))
+            register_kernel(KernelSpec(op="a.c", target="m:g", capabilities=frozenset({_device})))
+            """,
+            """
+            del _mod
+            register_kernel(KernelSpec(op="a.b", target="m:f", capabilities=frozenset({CapabilityRequirement.CUDA, CapabilityRequirement.HIP})))
+            register_kernel(KernelSpec(op="a.c", target="m:g", capabilities=frozenset({_device})))
+            """,
+        )
+
+
+def test_other_devices_only_reads_attribute_names():
+    from shrinker.rules.predicates import other_devices_only
+
+    platform = deepseek_inputs().rules.platform
+    assert other_devices_only("frozenset({CapabilityRequirement.HIP, CapabilityRequirement.NPU})", platform) == ["HIP", "NPU"]
+    assert other_devices_only("frozenset({CapabilityRequirement.cuda(min_sm=90)})", platform) is None
+    assert other_devices_only("frozenset({_device})", platform) is None
+    assert other_devices_only("CUDA_ONLY", platform) is None

@@ -71,6 +71,17 @@ def test_strings_that_name_modules():
     assert sum(1 for s in f.strings if s.target == "pkg.lazy_mod") == 1
 
 
+def test_a_module_string_records_its_call_s_other_keywords():
+    # 0.5.23 kernels/ops/attention: the record's `capabilities` decide whether CUDA ever dispatches it
+    src = ('register_kernel(KernelSpec(op="a.f", target="pkg.hip_mod:f",\n'
+           '                            capabilities=frozenset({CapabilityRequirement.HIP})))\n'
+           'H = "pkg.hooks:install"\n')
+    f = facts(src, module="pkg.ops", is_package=True)
+    keywords = {s.target: s.call_keywords for s in f.strings}
+    assert keywords["pkg.hip_mod"] == {"op": '"a.f"', "capabilities": "frozenset({CapabilityRequirement.HIP})"}
+    assert keywords["pkg.hooks"] == {}
+
+
 def test_registry_shapes_entry_class_and_dicts():
     src = (
         'EntryClass = [A, B]\n'

@@ -170,6 +170,26 @@ def test_an_import_only_for_a_removed_architecture_is_dead():
     assert record_dead({"guards": ['architecture == "Qwen2ForCausalLM"']}, "pkg.load", view, table, rules) is None
 
 
+def test_a_string_edge_from_a_record_for_other_devices_only_is_dead():
+    # 0.5.23: `KernelSpec(target="sglang.kernels.kda_kernels.kda_decode_gfx950:...", capabilities=
+    # frozenset({CapabilityRequirement.HIP}))` keeps nothing alive on CUDA
+    from shrinker.plan.reach import record_dead
+    from shrinker.plan.registries import RegistryView
+    from shrinker.rules.load import load_rules
+    from shrinker.rules.predicates import PredicateTable
+
+    rules = load_rules("deepseek")
+    table, view = PredicateTable(rules.platform), RegistryView()
+
+    def why(capabilities):
+        record = {"scope": "module", "call_keywords": {"capabilities": capabilities}}
+        return record_dead(record, "sglang.kernels.ops.attention", view, table, rules)
+
+    assert why("frozenset({CapabilityRequirement.HIP})").code == "platform_guard"
+    assert why("frozenset({CapabilityRequirement.CUDA, CapabilityRequirement.HIP})") is None
+    assert why("frozenset({_device})") is None
+
+
 def test_a_kept_key_upstream_dropped_is_a_warning_a_typo_an_error(mini_plan, tmp_path):
     # 0.5.20 dropped the cutlass_mla backend the keep list names: nothing left to keep, no stop
     from shrinker.plan.reach import compute_reach
