@@ -351,6 +351,20 @@ def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: 
     (report_dir / "apply.md").write_text("\n".join(lines) + "\n")
 
 
+def _write_kernel_report(report_dir: Path, profile: str, upstream, rules, tree: Path) -> None:
+    """kernels.md again, with what the work tree holds once every batch is applied."""
+    from shrinker.plan.kernel_report import write_kernel_report
+    from shrinker.plan.kernels import read_manifest
+
+    manifest_dir = paths.manifests_dir(profile, upstream.version)
+    kernels, keep = manifest_dir / "kernels.txt", manifest_dir / "keep.txt"
+    if not kernels.exists() or not keep.exists():
+        return
+    kept = {line.split("\t", 1)[0] for line in keep.read_text().splitlines() if line and not line.startswith("#")}
+    write_kernel_report(report_dir, upstream.spec, read_manifest(kernels.read_text()), upstream.root,
+                        rules.kernels.packages, kept, tree)
+
+
 def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_batches: bool = False,
                   dry_run: bool = False, reset: bool = False, jobs: int = 2,
                   use_verify: bool = True, spec: str | None = None,
@@ -429,4 +443,6 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
         _write_apply_report(report_dir, kept, python_lines(upstream.root), python_lines(tree), upstream.spec,
                             req if complete else None, platform_references(tree, rules) if complete else None,
                             model_references(tree, rules) if complete else None)
+        if complete:
+            _write_kernel_report(report_dir, profile, upstream, rules, tree)
     return outcomes

@@ -59,6 +59,7 @@ class Reach:
     moves: dict[str, Move] = field(default_factory=dict)  # roots gone, followed to their successors
     rule_moves: list[RuleMove] = field(default_factory=list)  # other rule names that followed a move
     rules: Rules | None = None  # the rules the plan used (with rule_moves followed), set by plan.run.analyse
+    kernels: object = None  # the kernel manifest (plan.kernels.KernelManifest), set by plan.run.analyse
 
 
 def _cached_names(rules: Rules, field: str) -> MethodNames:

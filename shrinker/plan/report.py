@@ -33,6 +33,10 @@ def write_plan_report(result) -> Path:
     for b in result.batches:
         mods = ", ".join(f"{k} ({len(v)})" for k, v in b.codemods.items()) or "-"
         lines.append(f"| {b.number} | {b.name} | {b.risk} | {len(b.delete)} | {b.lines:,} | {mods} |")
+    if result.reach.kernels is not None:
+        counts = result.reach.kernels.counts()
+        lines += ["", "## Kernels", "", "Kernel manifest (`kernels.txt`, report `kernels.md`): "
+                  + ", ".join(f"{k} {v['kept']} kept / {v['removed']} removed" for k, v in counts.items()) + "."]
     lines += ["", f"## Kept code importing removed modules ({len(result.reach.cuts)}; the codemods rewrite these)", ""]
     for u, v, line, why in sorted(result.reach.cuts):
         lines.append(f"- `{u}`:{line} → `{v}` — {why}")
@@ -44,6 +48,11 @@ def write_plan_report(result) -> Path:
               f"parse {stats.seconds:.1f}s, whole plan {result.seconds:.1f}s"]
     path = out_dir / "plan.md"
     path.write_text("\n".join(lines) + "\n")
+    if result.reach.kernels is not None:
+        from shrinker.plan.kernel_report import write_kernel_report
+
+        write_kernel_report(out_dir, summary["upstream"], result.reach.kernels.entries, result.upstream.root,
+                            result.rules.kernels.packages, {d.path for d in result.decisions if d.keep})
     (out_dir / "plan.json").write_text(json.dumps({
         "seconds": round(result.seconds, 2), "parse_seconds": round(stats.seconds, 2),
         "files_parsed": stats.parsed, "files_cached": stats.cached, "parse_errors": len(errors),

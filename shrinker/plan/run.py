@@ -13,6 +13,7 @@ from shrinker.graph.build import ImportGraph, build_graph
 from shrinker.graph.records import Decision
 from shrinker.plan.batches import BatchPlan, make_batches
 from shrinker.plan.decide import decide
+from shrinker.plan.kernels import apply_to_decisions, kernel_manifest
 from shrinker.plan.manifests import summarize, write_manifests
 from shrinker.plan.reach import Reach, active_rules, compute_reach
 from shrinker.plan.serving import architecture_selections
@@ -48,6 +49,9 @@ def analyse(upstream: Upstream, rules: Rules, *, jobs: int = 2, strict: bool = T
     reach = compute_reach(graph, rules, strict=strict, moves=moves, version=upstream.version)
     reach.rule_moves, reach.rules = rule_moves, rules
     decisions, _ = decide(graph, reach, rules)
+    # binaries no kept op lives in and JIT sources only removed code names go as removed files
+    reach.kernels = kernel_manifest(graph, reach, rules, upstream.version)
+    apply_to_decisions(decisions, reach.kernels)
     batches = make_batches(graph, reach, rules, decisions)
     return graph, reach, decisions, batches
 
@@ -95,6 +99,7 @@ def make_plan(profile: str = "deepseek", spec: str | None = None, *, jobs: int =
     out_dir = out_dir or paths.manifests_dir(profile, upstream.version)
     # fails, naming the call, when a fixed-parameter rule does not hold
     write_manifests(out_dir, decisions, batches, summary, plan_extra(reach, upstream.root, rules, version=upstream.version))
+    (out_dir / "kernels.txt").write_text(reach.kernels.text())
     seconds = time.perf_counter() - start
     return PlanResult(upstream, rules, graph, reach, decisions, batches, summary, out_dir, seconds)
 

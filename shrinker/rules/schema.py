@@ -262,6 +262,25 @@ class DataFiles(_Strict):
                                   description="Globs (tree paths) of files kept whatever the graph says.")
 
 
+class Kernels(_Strict):
+    """What the kernel manifest (kernels.txt) judges: compiled ops, their binaries, JIT sources, Triton modules."""
+
+    packages: list[str] = Field(default_factory=list,
+                                description="Prebuilt kernel packages (import names): their top-level functions "
+                                            "are the wrappers, their .so files the binaries.")
+    op_namespaces: list[str] = Field(default_factory=list,
+                                     description="torch.ops namespaces whose ops the manifest lists "
+                                                 "(`torch.ops.sgl_kernel.rmsnorm`).")
+    jit_roots: list[str] = Field(default_factory=list,
+                                 description="Folders (relative to an import root) of the JIT kernels' C++/CUDA "
+                                             "sources; a release may have any of them.")
+    jit_suffixes: list[str] = Field(default_factory=list, description="Suffixes of the JIT sources judged.")
+    external: list[str] = Field(default_factory=list,
+                                description="Third-party kernel packages whose entry points kept code imports "
+                                            "(listed, never removed: they are not in the tree).")
+    reason: str = ""
+
+
 class RequirementKeep(_Strict):
     """A distribution kept in python/pyproject.toml though no kept file imports it by name."""
 
@@ -337,6 +356,7 @@ class Rules(_Strict):
     remove: list[ModuleRule] = Field(default_factory=list)
     keep: list[ModuleRule] = Field(default_factory=list)
     data: DataFiles = DataFiles()
+    kernels: Kernels = Kernels()
     batches: list[Batch] = Field(default_factory=list)
     requirements: Requirements = Requirements()
     report_layers: Optional[ReportLayers] = None

@@ -23,7 +23,9 @@ What a piece of code references (`Refs`):
 Each maps the name to the first line it appears on (for `shrink why`).
 
 `ModuleSymbols.dynamic` says why the module's namespace is read as a whole (`globals()`,
-`vars()`, `sys.modules[__name__]`): none of its module-level symbols may then go.
+`vars()`, `sys.modules[__name__]`): none of its module-level symbols may then go. A loop that reads
+`globals()[n]` only for the names of a literal list, and only while bound (`if n in globals()`), is
+no such read, and that list's strings reference nothing (guarded_lookups.py: sgl_kernel's debug wrap).
 Facts never hold rule decisions: a rules change never re-parses.
 """
 
@@ -35,9 +37,10 @@ from fnmatch import fnmatchcase
 from dataclasses import dataclass, field
 
 from shrinker.graph.parse import resolve_relative
+from shrinker.symbols.guarded_lookups import quiet_nodes
 
 # Bump when the meaning of ModuleSymbols changes: old cache entries are then ignored.
-SYMBOLS_VERSION = "9"
+SYMBOLS_VERSION = "10"
 
 FUNCTION, CLASS, METHOD, NESTED_CLASS, ASSIGN, IMPORT, CLASS_ATTR = (
     "function", "class", "method", "nested_class", "assign", "import", "class_attr")
@@ -140,8 +143,9 @@ def base_name(node: ast.expr) -> str:
 class _Collector(ast.NodeVisitor):
     """The references of the code it visits (see the module docstring)."""
 
-    def __init__(self, module: str, is_package: bool):
+    def __init__(self, module: str, is_package: bool, quiet: frozenset[int] = frozenset()):
         self.module, self.is_package = module, is_package
+        self.quiet = quiet  # node ids that read no namespace / reference nothing (guarded_lookups)
         self.refs = Refs()
         self.dynamic = ""
         self.lookup = ""
@@ -214,7 +218,7 @@ class _Collector(ast.NodeVisitor):
                 self.refs.strings.setdefault(part, line)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str):
+        if isinstance(node.value, str) and id(node) not in self.quiet:
             self._string(node.value, node.lineno)
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
@@ -243,7 +247,8 @@ class _Collector(ast.NodeVisitor):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "format" and _is_str(func.value):
             self._pattern(_BRACES.sub("*", func.value.value.replace("*", " ")), node.lineno)  # type: ignore[attr-defined]
-        elif isinstance(func, ast.Name) and func.id in _DYNAMIC_CALLS and not node.args and not node.keywords:
+        elif isinstance(func, ast.Name) and func.id in _DYNAMIC_CALLS and not node.args and not node.keywords \
+                and id(node) not in self.quiet:
             self.dynamic = self.dynamic or f"{func.id}() at line {node.lineno}"
         name = dotted(func)
         if isinstance(func, ast.Attribute) and func.attr in _FRAME_NAMESPACE_CALLS and not self.dynamic:
@@ -262,7 +267,8 @@ class _Collector(ast.NodeVisitor):
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if not self.lookup and not _is_str(node.slice) and (
                 (isinstance(node.value, ast.Attribute) and node.value.attr == "__dict__")
-                or (isinstance(node.value, ast.Call) and dotted(node.value.func) in _DYNAMIC_CALLS)):
+                or (isinstance(node.value, ast.Call) and dotted(node.value.func) in _DYNAMIC_CALLS
+                    and id(node.value) not in self.quiet)):
             self.lookup = f"namespace subscript at line {node.lineno}"
         if dotted(node.value) == "sys.modules" and isinstance(node.slice, ast.Name) and node.slice.id == "__name__":
             self.dynamic = self.dynamic or f"sys.modules[__name__] at line {node.lineno}"
@@ -376,9 +382,10 @@ class _Builder:
         self.pure_calls = pure_calls
         self.dynamic = ""
         self.lookup = ""
+        self.quiet: frozenset[int] = frozenset()
 
     def collect(self, nodes: list[ast.AST]) -> Refs:
-        c = _Collector(self.out.module, self.out.is_package)
+        c = _Collector(self.out.module, self.out.is_package, self.quiet)
         for node in nodes:
             c.visit(node)
         self.dynamic = self.dynamic or c.dynamic
@@ -556,6 +563,7 @@ def module_symbols(source: str, path: str, module: str, is_package: bool,
         b.out.parse_error = f"{type(exc).__name__}: {exc}"
         b.out.root = _token_refs(source)
         return b.out
+    b.quiet = quiet_nodes(tree)
     root: list[ast.AST] = []
     b.module_level(tree.body, root, top=True)
     b.out.root = b.collect(root)

@@ -18,6 +18,7 @@ def plan(real_upstream, tmp_path_factory):
     out = tmp_path_factory.mktemp("manifests")
     summary = summarize(decisions, real_upstream.spec, real_upstream.version, "deepseek")
     write_manifests(out, decisions, batches, summary, plan_extra(reach, real_upstream.root, rules, version=real_upstream.version))
+    (out / "kernels.txt").write_text(reach.kernels.text())
     return {"graph": graph, "reach": reach, "decisions": {d.path: d for d in decisions}, "out": out,
             "summary": summary, "rules": rules}
 
@@ -94,5 +95,23 @@ def test_committed_manifests_regenerate_byte_for_byte(plan):
     committed = paths.manifests_dir("deepseek", plan["summary"]["version"])
     if not committed.exists():
         pytest.skip("no committed manifests yet")
-    for name in ("keep.txt", "remove.txt", "batches.json", "summary.json"):
+    for name in ("keep.txt", "remove.txt", "batches.json", "summary.json", "kernels.txt"):
         assert (plan["out"] / name).read_bytes() == (committed / name).read_bytes(), name
+
+
+def test_kernel_manifest(plan):
+    """DeepSeek's kernels stay, the removed features' go: op, wrapper, binary and JIT source alike."""
+    entries = {(e.kind, e.name): e for e in plan["reach"].kernels.entries}
+    kernel = "sgl-kernel/python/sgl_kernel"
+    assert entries[("op", "rmsnorm")].keep and f"{kernel}/sm90/common_ops.abi3.so" in entries[("op", "rmsnorm")].where
+    assert entries[("binary", f"{kernel}/sm90/common_ops.abi3.so")].keep
+    assert entries[("binary", f"{kernel}/flash_ops.abi3.so")].keep  # FA3 (LARGE_FILES.json): fwd is kept
+    assert not entries[("wrapper", "sgl_kernel.mamba:causal_conv1d_fwd")].keep
+    assert not entries[("op", "causal_conv1d_fwd")].keep
+    version = plan["summary"]["version"]
+    if version == "0.5.23":  # FlashMLA moved to the flash_mla package; MiniCPM's InfLLM-V2 goes with MiniCPM
+        for so in ("flashmla_ops.abi3.so", "infllm_ops.cpython-310-x86_64-linux-gnu.so"):
+            assert not entries[("binary", f"{kernel}/{so}")].keep
+            assert not plan["decisions"][f"{kernel}/{so}"].keep
+    jit = [e for (kind, _), e in entries.items() if kind == "jit"]
+    assert any(e.keep for e in jit) and any(not e.keep for e in jit)

@@ -213,6 +213,48 @@ CASES = [
         for _n in ["a"]:
             globals()[_n] = wrap(globals()[_n])
         """}, kept={"pkg.dyn:a": "string", "pkg.dyn:b": "dynamic"}),
+    # sgl_kernel/__init__.py's debug wrap: the loop reads only listed names, and only those still bound
+    Case("a guarded globals() loop over a name list keeps nothing the list names", {
+        "pkg.ops": """
+            def rmsnorm(): pass
+            def mamba_conv(): pass
+            def rocm_gelu(): pass
+            """,
+        "pkg.kern": """
+            from pkg.ops import rmsnorm, mamba_conv
+            from pkg.ops import rocm_gelu
+            _EXPORTS = ["rmsnorm", "mamba_conv"]
+            if is_hip():
+                _EXPORTS.append("rocm_gelu")
+            for _n in _EXPORTS:
+                if _n in globals():
+                    globals()[_n] = wrap(globals()[_n], f"kern.{_n}")
+            del _EXPORTS
+            def unread(): pass
+            """,
+        "pkg.user": """
+            from pkg.kern import rmsnorm
+            rmsnorm()
+            """}, kept={"pkg.kern:rmsnorm": "import", "pkg.ops:rmsnorm": "import"},
+        dead=["pkg.kern:mamba_conv", "pkg.ops:mamba_conv", "pkg.kern:rocm_gelu", "pkg.ops:rocm_gelu",
+              "pkg.kern:unread"]),
+    Case("a name list also used otherwise keeps globals() a whole-namespace read", {"pkg.kern": """
+        def a(): pass
+        def b(): pass
+        _EXPORTS = ["a"]
+        for _n in _EXPORTS:
+            if _n in globals():
+                globals()[_n] = wrap(globals()[_n])
+        report(_EXPORTS)
+        """}, kept={"pkg.kern:a": "string|dynamic", "pkg.kern:b": "dynamic"}),
+    Case("an unguarded subscript in the loop keeps globals() a whole-namespace read", {"pkg.kern": """
+        def a(): pass
+        def b(): pass
+        _EXPORTS = ["a"]
+        for _n in _EXPORTS:
+            if _n in globals():
+                globals()[_n] = wrap(globals()[_n], globals()["b"])
+        """}, kept={"pkg.kern:a": "string|dynamic", "pkg.kern:b": "dynamic|string"}),
     Case("a subclass of an unknown external class keeps every member", {"pkg.cfg": """
         from transformers import PretrainedConfig
         class MyConfig(PretrainedConfig):
