@@ -47,7 +47,8 @@ from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
 from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.parameters import fixed_values
-from shrinker.rules.predicates import (architecture_compare, combine, device_probe, device_probe_patterns,
+from shrinker.rules.predicates import (architecture_compare, build_attribute, combine, device_probe,
+                                       device_probe_patterns,
                                        env_flag_name, never_compare, other_devices_only, platform_attribute_probe,
                                        platform_fact, platform_name, vocabulary_patterns)
 
@@ -186,6 +187,8 @@ class Folder:
         return value, a lambda body), where `X or False` is X only when X is a bool."""
         if isinstance(node, cst.Name):
             return self._fold_name(node, as_value)
+        if build_attribute(node, self.table.platform, self.table.strings) is not None:
+            return Fold(cst.Name("None"), False, True, True)  # `torch.version.hip` is None on a CUDA build
         if isinstance(node, cst.Attribute):
             fact = platform_fact(node, self.table.platform)  # `get_platform().is_hip` is `is_hip()`
             value = self.table.value(fact or node.attr.value, called=fact is not None)
@@ -377,8 +380,9 @@ class Folder:
         target = node.comparisons[0]
         op, left, right = target.operator, node.left, target.comparator
         strings = self.table.strings
-        if (isinstance(op, (cst.Is, cst.IsNot)) and isinstance(left, cst.Name) and left.value in self.none_names
-                and isinstance(right, cst.Name) and right.value == "None"):
+        none = ((isinstance(left, cst.Name) and left.value in self.none_names)
+                or build_attribute(left, self.table.platform, strings) is not None)
+        if isinstance(op, (cst.Is, cst.IsNot)) and none and isinstance(right, cst.Name) and right.value == "None":
             value = isinstance(op, cst.Is)
             return Fold(constant(value), value, True, True)
         # a feature value rule (`fa_impl_ver == 4`, `mambaish_config(x) is None`) first, then platform strings

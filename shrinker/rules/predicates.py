@@ -278,6 +278,8 @@ def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "",
     parameters a rule fixes in the function it stands in (rules' [[...parameters]])."""
     if isinstance(node, cst.Name) and node.value in ("True", "False"):
         return node.value == "True"
+    if build_attribute(node, table.platform, table.strings) is not None:
+        return False  # `torch.version.hip`: None on a CUDA build
     if fixed and isinstance(node, cst.Name) and node.value in fixed:
         return fixed[node.value]
     if isinstance(node, cst.Attribute) and (fact := platform_fact(node, table.platform)) is not None:
@@ -306,7 +308,12 @@ def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "",
     if isinstance(node, cst.NamedExpr):  # `if cfg := mambaish_config(x):` tests the value
         return evaluate(node.value, table, module, fixed)
     if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
-        return _compare(node.left, node.comparisons[0], table, module)
+        target = node.comparisons[0]
+        if (isinstance(target.operator, (cst.Is, cst.IsNot)) and isinstance(target.comparator, cst.Name)
+                and target.comparator.value == "None"
+                and build_attribute(node.left, table.platform, table.strings) is not None):
+            return isinstance(target.operator, cst.Is)
+        return _compare(node.left, target, table, module)
     return None
 
 
@@ -439,3 +446,27 @@ def other_devices_only(source: str, platform: Platform) -> list[str] | None:
     if not devices or any(w.lower() == "cuda" for w in devices):
         return None
     return devices
+
+
+def build_attribute(node: cst.BaseExpression, platform: Platform, strings: "PlatformStrings") -> str | None:
+    """`torch.version.hip`, `getattr(torch.version, "musa", None)`: the platform word of a read of
+    [platform].build_attributes (`*` a platform word), else None. Such a read is None on a CUDA build:
+    torch.version.hip is None there, and a vendor fork's own attribute (torch.version.musa) is absent, read
+    only through getattr(..., None) or after hasattr."""
+    if isinstance(node, cst.Call):
+        if (not isinstance(node.func, cst.Name) or node.func.value != "getattr" or len(node.args) != 3
+                or any(a.keyword or a.star for a in node.args)
+                or not (isinstance(node.args[2].value, cst.Name) and node.args[2].value.value == "None")):
+            return None
+        word = _string_value(node.args[1].value)
+        dotted = f"{cst.helpers.get_full_name_for_node(node.args[0].value) or ''}.{word}"
+    elif isinstance(node, cst.Attribute):
+        dotted, word = cst.helpers.get_full_name_for_node(node) or "", node.attr.value
+    else:
+        return None
+    if not word or word not in strings:
+        return None
+    for pattern in platform.build_attributes:
+        if fnmatchcase(dotted, pattern.replace("*", word)):
+            return word
+    return None

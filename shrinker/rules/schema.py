@@ -122,6 +122,10 @@ class Platform(_Strict):
                                      description="Dotted calls that ask whether a device is present, `*` standing for "
                                                  "a platform word of [platform.strings] (`torch.*.is_available`: "
                                                  "`torch.xpu.is_available()` is False on CUDA).")
+    build_attributes: list[str] = Field(default_factory=list,
+                                        description="Dotted reads of the build's version of a platform's stack, `*` "
+                                                    "a platform word (`torch.version.*`: torch.version.hip is None on "
+                                                    "a CUDA build).")
     capability_keywords: list[str] = Field(default_factory=list,
                                            description="Keyword arguments that say which devices a record serves "
                                                        "(`KernelSpec(capabilities=...)`): a record naming only other "

@@ -676,3 +676,14 @@ def test_function_local_constant_decides_a_branch_and_its_binding_goes() -> None
                               inputs=deepseek_inputs(), codemods=["fold_platform"])
     assert result.status == "success", result.error
     assert "def compress(x, cfg):\n    y = cuda_fp8(x)\n    return y\n" in result.code
+
+
+def test_a_branch_for_another_stack_s_torch_build_goes() -> None:
+    # 0.5.23 sgl_kernel/__init__.py: `if hasattr(torch.version, "musa") and torch.version.musa is not None:`
+    result = run_transform(RemoveDeadBranches, textwrap.dedent(
+        """
+        if hasattr(torch.version, "musa") and torch.version.musa is not None:
+            from sgl_kernel.musa import top_k_top_p_sampling_from_probs
+        x = 1
+        """))[0]
+    assert result == "\nx = 1\n"

@@ -1019,3 +1019,36 @@ def test_other_devices_only_reads_attribute_names():
     assert other_devices_only("frozenset({CapabilityRequirement.cuda(min_sm=90)})", platform) is None
     assert other_devices_only("frozenset({_device})", platform) is None
     assert other_devices_only("CUDA_ONLY", platform) is None
+
+
+class TestBuildAttributes(PlatformCodemodTest):
+    """[platform].build_attributes: what the CUDA build of torch says of other stacks (0.5.23
+    sgl_kernel/__init__.py's MUSA branch, kernels/spec.py's device detection)."""
+
+    TRANSFORM = FoldPlatformPredicates
+
+    def test_torch_version_of_other_stacks_is_none(self) -> None:
+        # the `if` folds whole (False): remove_dead_branches takes it (test_dead_branches.py)
+        self.assertCodemod(
+            """
+            if x and hasattr(torch.version, "musa") and torch.version.musa is not None:
+                load_musa()
+            fast = ready and not getattr(torch.version, "hip", None)
+            version = torch.version.cuda
+            """,
+            """
+            if x and hasattr(torch.version, "musa") and torch.version.musa is not None:
+                load_musa()
+            fast = ready
+            version = torch.version.cuda
+            """,
+        )
+
+
+def test_the_planner_evaluates_build_attributes_too():
+    from shrinker.rules.predicates import PredicateTable, evaluate_source
+
+    table = PredicateTable(deepseek_inputs().rules.platform)
+    assert evaluate_source('hasattr(torch.version, "musa") and torch.version.musa is not None', table) is False
+    assert evaluate_source("torch.version.hip is None", table) is True
+    assert evaluate_source("torch.version.cuda is None", table) is None
