@@ -7,8 +7,10 @@ It holds config.json (real MLA dimensions, dense and MoE layers, grouped top-k r
 expert, one NextN/MTP layer), a byte-level BPE tokenizer trained here with `tokenizers` on text
 generated from a fixed seed, DeepSeek's special tokens and a DeepSeek-V3-style chat template.
 There are no weights: the server runs with `--load-format dummy`, or the device generates seeded
-weights (shrinker.gpu.weights). Same arguments give the same bytes, so upstream and pruned runs,
-on any machine, see one model; `model_digest` names it in reports.
+weights (shrinker.gpu.weights). The V4 folder alone carries one small safetensors file,
+`expert-layout.safetensors`: a single routed-expert tensor in FP8, the layout upstream reads off a
+checkpoint's files to choose its MoE weights (see EXPERT_LAYOUT_FILE). Same arguments give the same
+bytes, so upstream and pruned runs, on any machine, see one model; `model_digest` names it in reports.
 """
 
 from __future__ import annotations
@@ -103,7 +105,8 @@ V32_FIELDS: dict = {
 # what models/deepseek_v4.py asserts: one KV head, head_dim 512 (nope 448 + rope 64), v 512,
 # compress ratios from (0, 4, 128) per layer (the NextN layer's last), the 64-head x 128 indexer
 # with top-512, a 128-token sliding window, 4 hyper-connection streams, grouped low-rank output
-# (o_groups 8). Its checkpoints are FP8 (block 128x128), so the config carries that quantization.
+# (o_groups 8). Its checkpoints are FP8 (block 128x128), so the config carries that quantization
+# (and the folder its FP8 routed-expert layout: EXPERT_LAYOUT_FILE).
 # `sliding_window` too: upstream's ModelConfig reads that name (the first device try, without it, failed
 # with AttributeError: '_DeepseekV4ConfigAlias' object has no attribute 'sliding_window').
 # No hash-routed layers (n_hash_layers 0): their token->expert table is an integer tensor that
@@ -144,6 +147,36 @@ V4_FIELDS: dict = {
 }
 
 ARCHES = ("v3", "v32", "v4")
+
+# DeepSeek-V4's routed experts come in two layouts, and upstream 0.5.17 tells them apart by the files,
+# not config.json: configs/model_config.py:364-378 sets `is_fp4_experts` from SGLANG_DSV4_FP4_EXPERTS
+# (environ.py:1157, default True: MXFP4, as DeepSeek released V4) unless configs/deepseek_v4.py
+# try_detect_fp4_experts finds a routed-expert tensor (model_loader/weight_utils.py:82-127
+# probe_routed_expert_weight_dtype: the first `*.safetensors`, or the shard the index names, a key
+# matching `\.experts\.\d+\.(w[123]|down_proj|up_proj|gate_proj)\.weight$`): F8_E4M3 means the
+# FP4-to-FP8 converted checkpoint (is_fp4_experts False), U8/I8/F4 MXFP4. A real checkpoint always
+# carries those tensors; a folder without weights falls to the default, MXFP4, and then on Hopper the
+# default MoE runner (auto -> triton, fp8.py:2271-2280) gets int8 experts, two FP4 values a byte
+# (fp8.py:1151-1170: w13 [E, 2I, hidden/2]) and stops at fused_moe.py:914-916
+# (`hidden_states.shape[1] == w1.shape[2]`: "Hidden size mismatch"). So the V4 folder ships the one
+# tensor upstream's probe reads, in FP8 e4m3 at its real shape (zeros): the tiny V4 is the FP8
+# checkpoint its config.json says it is (quantization_config fp8, block 128x128), as an FP8 V4
+# checkpoint on Hopper is. `--load-format dummy` reads no weight file.
+EXPERT_LAYOUT_FILE = "expert-layout.safetensors"
+EXPERT_LAYOUT_KEY = "layers.0.ffn.experts.0.w1.weight"  # DeepSeek's own names (deepseek_v4.py:2738, 2747 map them)
+
+
+def expert_layout_safetensors(config: dict) -> bytes:
+    """A safetensors file with one FP8 (F8_E4M3) routed-expert weight of the config's shape, all zeros."""
+    shape = [config["moe_intermediate_size"], config["hidden_size"]]
+    size = shape[0] * shape[1]  # one byte per e4m3 value
+    header = {
+        "__metadata__": {"format": "pt", "shrinker": "routed-expert layout marker for --load-format dummy"},
+        EXPERT_LAYOUT_KEY: {"dtype": "F8_E4M3", "shape": shape, "data_offsets": [0, size]},
+    }
+    text = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned
+    return len(text).to_bytes(8, "little") + text + bytes(size)
 
 # DeepSeek's FP8 checkpoints: e4m3 weights with one scale per 128x128 block, activations
 # quantised on the fly.
@@ -301,17 +334,22 @@ def write_tiny_model(directory: Path, fp8: bool = False, vocab_size: int | None 
         # tokenizers' own serialisation, re-dumped with sorted keys so the bytes never depend on it.
         "tokenizer.json": _dump(json.loads(tok.to_str())),
     }
+    blobs = {name: text.encode("utf-8") for name, text in files.items()}
+    if arch == "v4":
+        blobs[EXPERT_LAYOUT_FILE] = expert_layout_safetensors(config)
     digests = {}
-    for name, text in files.items():
-        data = text.encode("utf-8")
+    for name, data in blobs.items():
         (directory / name).write_bytes(data)
         digests[name] = hashlib.sha256(data).hexdigest()
     return digests
 
 
 def model_digest(directory: Path) -> str:
-    """One hash over the model folder's files (names and bytes, weights excluded)."""
+    """One hash over the model folder's files (names and bytes; weights excluded, V4's layout marker in)."""
     h = hashlib.sha256()
-    for path in sorted(Path(directory).glob("*.json")):
+    paths = sorted(Path(directory).glob("*.json"))
+    if (Path(directory) / EXPERT_LAYOUT_FILE).is_file():
+        paths.append(Path(directory) / EXPERT_LAYOUT_FILE)
+    for path in paths:
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()

@@ -135,3 +135,93 @@ def test_unknown_arch_is_refused():
 
     with pytest.raises(ShrinkError):
         model_config(arch="v5")
+
+
+# Upstream 0.5.17's probe of a DeepSeek-V4 folder (model_loader/weight_utils.py:82-127
+# probe_routed_expert_weight_dtype; configs/deepseek_v4.py try_detect_fp4_experts), as plain Python.
+_ROUTED_EXPERT_KEY = r"\.experts\.\d+\.(?:w[123]|down_proj|up_proj|gate_proj)\.weight$"
+
+
+def _probe_routed_expert_dtype(folder: Path) -> str | None:
+    import re
+    import struct
+
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        weight_map = json.loads(index.read_text()).get("weight_map") or {}
+        hit = next(((k, s) for k, s in weight_map.items() if re.search(_ROUTED_EXPERT_KEY, k)), None)
+        if hit is None:
+            return None
+        key, shard = hit[0], folder / hit[1]
+    else:
+        shards = sorted(folder.glob("*.safetensors"))
+        if not shards:
+            return None
+        key, shard = None, shards[0]
+    with open(shard, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n))
+    if key is not None:
+        return (header.get(key) or {}).get("dtype")
+    return next((m["dtype"] for k, m in header.items()
+                 if k != "__metadata__" and isinstance(m, dict) and re.search(_ROUTED_EXPERT_KEY, k)), None)
+
+
+def _is_fp4_experts(folder: Path) -> bool:
+    """What upstream sets for a V4 folder when SGLANG_DSV4_FP4_EXPERTS is unset (its default: True, MXFP4)."""
+    detected = {"U8": True, "I8": True, "F4": True, "F8_E4M3": False}.get(_probe_routed_expert_dtype(folder))
+    return True if detected is None else detected
+
+
+@pytest.fixture(scope="module")
+def v4_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("tiny-v4")
+    write_tiny_model(d, arch="v4")
+    return d
+
+
+def test_v4_folder_declares_fp8_routed_experts(v4_dir: Path, model_dir: Path):
+    """The tiny V4 gets FP8 experts upstream, whose w13 is [E, 2I, hidden], so the Triton MoE's
+    `hidden_states.shape[1] == w1.shape[2]` (fused_moe.py:914-916) holds. Without the layout file
+    upstream assumed MXFP4 (w13 [E, 2I, hidden/2], fp8.py:1151-1170) and stopped there."""
+    from shrinker.gpu.tiny_model import EXPERT_LAYOUT_FILE, EXPERT_LAYOUT_KEY, model_config
+
+    c = model_config(arch="v4")
+    assert _probe_routed_expert_dtype(v4_dir) == "F8_E4M3"
+    assert not _is_fp4_experts(v4_dir)
+    hidden = c["hidden_size"]
+    w13_last_dim = hidden // 2 if _is_fp4_experts(v4_dir) else hidden  # fp8.py create_fp8_moe_weight_
+    assert w13_last_dim == hidden
+    # a real safetensors file: the one tensor at the expert's shape, e4m3 (one byte a value), 8-byte aligned
+    raw = (v4_dir / EXPERT_LAYOUT_FILE).read_bytes()
+    n = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + n])
+    assert n % 8 == 0 and header[EXPERT_LAYOUT_KEY]["shape"] == [c["moe_intermediate_size"], hidden]
+    assert header[EXPERT_LAYOUT_KEY]["data_offsets"] == [0, len(raw) - 8 - n] == [0, c["moe_intermediate_size"] * hidden]
+    # FP8 block quantisation (128x128) of the experts: whole blocks in both GEMMs
+    assert hidden % 128 == 0 and c["moe_intermediate_size"] % 128 == 0
+    # the V3 folder stays as it was: no weight file, the same digest inputs
+    assert not list(model_dir.glob("*.safetensors"))
+
+
+def test_folder_without_expert_tensors_is_mxfp4_to_upstream(v4_dir: Path, tmp_path: Path):
+    """The old tiny V4 folder (config + tokenizer only): upstream's probe finds nothing, so MXFP4."""
+    import shutil
+
+    from shrinker.gpu.tiny_model import EXPERT_LAYOUT_FILE
+
+    old = tmp_path / "old"
+    shutil.copytree(v4_dir, old, ignore=shutil.ignore_patterns(EXPERT_LAYOUT_FILE))
+    assert _probe_routed_expert_dtype(old) is None and _is_fp4_experts(old)
+    assert model_digest(old) != model_digest(v4_dir)  # the marker is part of the model's digest
+
+
+def test_probe_pattern_is_upstreams():
+    """Our copy of the probe's key pattern is upstream 0.5.17's (checked where its tree is cached)."""
+    src = (Path(__file__).resolve().parents[2] / "upstream/cache/trees/pypi-sglang-0.5.17/python/sglang/srt"
+           / "model_loader/weight_utils.py")
+    if not src.is_file():
+        pytest.skip("upstream 0.5.17 tree not cached here")
+    text = src.read_text()
+    assert f'r"{_ROUTED_EXPERT_KEY}"' in text
+    assert 'if dtype in ("U8", "I8", "F4"):' in (src.parents[1] / "configs/deepseek_v4.py").read_text()
