@@ -41,6 +41,11 @@ def _payload(entries: list[KernelEntry], package_files: dict[str, int], present)
     }
 
 
+def _gpu_builds(report_dir: Path) -> list[Path]:
+    """The kernels-build.md the GPU machine wrote, one per release it runs (sorted: same bytes anywhere)."""
+    return sorted(report_dir.parent.glob("v*/kernels-build.md"))
+
+
 def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f} MB" if n >= 1e5 else f"{n / 1e3:,.1f} kB"
 
@@ -101,6 +106,11 @@ def write_kernel_report(report_dir: Path, spec: str, entries: list[KernelEntry],
     for kind in PAYLOAD:
         lines.append(f"| {kind} | " + " | ".join(_mb(columns[c][kind]) for c in columns) + " |")
     lines.append("| **total** | " + " | ".join(f"**{_mb(sum(columns[c].values()))}**" for c in columns) + " |")
+    built = _gpu_builds(report_dir)
+    lines += ["", "Nothing is compiled on the CPU machine. What is rebuilt from source (our slim FA3 `flash_ops`) is "
+                  "built and measured on the GPU machine, for the releases it runs: "
+              + (", ".join(f"[{b.parent.name}/kernels-build.md](../{b.parent.name}/kernels-build.md)" for b in built)
+                 or "none yet") + " (build time, translation units, bytes)."]
     removed_binaries = [e for e in entries if e.kind == "binary" and not e.keep]
     lines += ["", f"Binaries removed ({len(removed_binaries)}):", ""]
     lines += [f"- `{e.name}` ({_mb(e.bytes)}): {e.reason}" for e in removed_binaries] or ["- none"]
