@@ -22,6 +22,18 @@ def names_bound_by(node: ast.AST) -> set[str]:
     return set()
 
 
+def dotted(node: ast.AST) -> str:
+    """`a.b.c` for a Name/Attribute chain, "" otherwise."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
 def imports_package(node: ast.AST, packages: frozenset[str]) -> bool:
     """`import aiter...` / `from aiter... import ...` for a top-level package in `packages`."""
     if isinstance(node, ast.Import):

@@ -21,6 +21,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from shrinker.graph.bindings import dotted
 from shrinker.graph.parse import resolve_relative
 
 KERNEL_REFS_VERSION = "1"
@@ -72,17 +73,6 @@ class KernelFacts:
         return [*self.module_code, *(f for d in self.defs.values() for f in d.facts)]
 
 
-def _dotted(node: ast.AST) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
-
-
 def _glob(node: ast.JoinedStr) -> str:
     return "".join(p.value if isinstance(p, ast.Constant) and isinstance(p.value, str) else "*"
                    for p in node.values)
@@ -108,7 +98,7 @@ class _Walker(ast.NodeVisitor):
     # -- structure ------------------------------------------------------------------------------
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
-        if _dotted(node.test).rsplit(".", 1)[-1] == "TYPE_CHECKING":
+        if dotted(node.test).rsplit(".", 1)[-1] == "TYPE_CHECKING":
             saved, self.type_checking = self.type_checking, True
             for stmt in node.body:
                 self.visit(stmt)
@@ -132,7 +122,7 @@ class _Walker(ast.NodeVisitor):
         keys = []
         for deco in node.decorator_list:
             self.visit(deco)
-            name = _dotted(deco.func if isinstance(deco, ast.Call) else deco)
+            name = dotted(deco.func if isinstance(deco, ast.Call) else deco)
             if name.rsplit(".", 1)[-1] in ("jit", "autotune", "heuristics") and name.split(".")[0] == "triton":
                 self.out.triton = True
             if isinstance(deco, ast.Call) and deco.args and isinstance(deco.args[0], ast.Constant) \
@@ -192,7 +182,7 @@ class _Walker(ast.NodeVisitor):
                 self.out.module_names.append(node.id)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        chain = _dotted(node)
+        chain = dotted(node)
         parts = chain.split(".") if chain else []
         if len(parts) == 4 and parts[:2] == ["torch", "ops"]:
             self._fact("op", parts[2], parts[3], node.lineno)
@@ -201,7 +191,7 @@ class _Walker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        name = _dotted(node.func).rsplit(".", 1)[-1]
+        name = dotted(node.func).rsplit(".", 1)[-1]
         if name == "load_jit":
             first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
             label = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else \

@@ -36,6 +36,7 @@ import re
 from fnmatch import fnmatchcase
 from dataclasses import dataclass, field
 
+from shrinker.graph.bindings import dotted
 from shrinker.graph.parse import resolve_relative
 from shrinker.symbols.guarded_lookups import quiet_nodes
 
@@ -116,18 +117,6 @@ class ModuleSymbols:
     # name read as an attribute (`b.func`).
     module_refs: dict[str, int] = field(default_factory=dict)
     parse_error: str = ""
-
-
-def dotted(node: ast.AST) -> str:
-    """`a.b.c` for a Name/Attribute chain, "" otherwise."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
 
 
 def decorator_name(node: ast.expr) -> str:
