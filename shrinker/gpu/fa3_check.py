@@ -63,6 +63,20 @@ def _attend(q, k, v, scale: float, causal: bool):
     return torch.einsum("hqk,khd->qhd", p, v.float()), lse
 
 
+def _page_table(pages_per_seq: list[int], spare: int, g):
+    """(block table, page count): each sequence gets its pages in a shuffled order, `spare` pages unused."""
+    import torch
+
+    num_pages = sum(pages_per_seq) + spare
+    perm = torch.randperm(num_pages, generator=g, device="cuda").to(torch.int32)
+    table = torch.zeros(len(pages_per_seq), max(pages_per_seq), dtype=torch.int32, device="cuda")
+    used = 0
+    for i, n in enumerate(pages_per_seq):
+        table[i, :n] = perm[used:used + n]
+        used += n
+    return table, num_pages
+
+
 def mla_case(fa, *, seqlens_k, seqlens_q, page_size, num_splits, heads=16, seed=0):
     """Absorbed MLA as flashattention_backend / dsa_backend call it: q=q_rope, qv=q_nope, paged latent cache."""
     import torch
@@ -71,13 +85,7 @@ def mla_case(fa, *, seqlens_k, seqlens_q, page_size, num_splits, heads=16, seed=
     dev, bf = "cuda", torch.bfloat16
     b = len(seqlens_k)
     pages_per_seq = [math.ceil(n / page_size) for n in seqlens_k]
-    num_pages = sum(pages_per_seq) + 3
-    perm = torch.randperm(num_pages, generator=g, device=dev).to(torch.int32)
-    table = torch.zeros(b, max(pages_per_seq), dtype=torch.int32, device=dev)
-    used = 0
-    for i, n in enumerate(pages_per_seq):
-        table[i, :n] = perm[used:used + n]
-        used += n
+    table, num_pages = _page_table(pages_per_seq, 3, g)
     k_rope = torch.randn(num_pages, page_size, 1, 64, generator=g, device=dev).to(bf)
     c_kv = torch.randn(num_pages, page_size, 1, 512, generator=g, device=dev).to(bf)
     total_q = sum(seqlens_q)
@@ -136,13 +144,7 @@ def paged_mha_case(fa, *, seqlens_k, heads=16, seed=2):
     g = torch.Generator(device="cuda").manual_seed(seed)
     dev, bf = "cuda", torch.bfloat16
     b = len(seqlens_k)
-    num_pages = sum(seqlens_k) + 5
-    perm = torch.randperm(num_pages, generator=g, device=dev).to(torch.int32)
-    table = torch.zeros(b, max(seqlens_k), dtype=torch.int32, device=dev)
-    used = 0
-    for i, n in enumerate(seqlens_k):
-        table[i, :n] = perm[used:used + n]
-        used += n
+    table, num_pages = _page_table(list(seqlens_k), 5, g)
     kc = torch.randn(num_pages, 1, heads, 192, generator=g, device=dev).to(bf)
     vc = torch.randn(num_pages, 1, heads, 128, generator=g, device=dev).to(bf)
     q = torch.randn(b, heads, 192, generator=g, device=dev).to(bf)
