@@ -15,7 +15,13 @@ multiply and the bf16 cast round the same way everywhere). Seen once: torch.rand
 bytes under torch 2.11 on the device than under 2.13 here. The launches recorded on one machine
 and compared on another (multi-GPU, part 5) use these, and cases.toml pins their sha256.
 
-`checkpoint_shapes` is plain Python (tested on CPU); `write_weights` needs torch and safetensors.
+DeepSeek-V4 (`shrink tiny-model --arch v4`) has its own layout, in DeepSeek's tensor names and FP8:
+shrinker.gpu.weights_v4 (e4m3 linears and experts with float32 128x128 block scales, bf16 embedding,
+head, gate, compressors and norms, float32 hyper-connection, sink, ape and compressor-norm parameters).
+Its FP8 weights are the same seeded draws cast to e4m3 after a seeded power-of-two block scale.
+
+`checkpoint_shapes` and weights_v4 are plain Python (tested on CPU); `write_weights` needs torch and
+safetensors.
 """
 
 from __future__ import annotations
@@ -78,7 +84,7 @@ def _layer(prefix: str, c: dict, moe: bool) -> dict[str, tuple[tuple[int, ...], 
 def checkpoint_shapes(config: dict) -> dict[str, tuple[tuple[int, ...], str]]:
     """Tensor name -> (shape, kind) of a DeepSeek-V3 / V3.2 checkpoint (HF names, NextN layer included)."""
     if config.get("model_type") == "deepseek_v4":
-        raise ValueError("seeded weights cover DeepSeek-V3 and V3.2; serve the V4 config with --load-format dummy")
+        raise ValueError("DeepSeek-V4 has its own layout: shrinker.gpu.weights_v4.checkpoint_layout")
     c, h, vocab = config, config["hidden_size"], config["vocab_size"]
     layers = c["num_hidden_layers"]
     t: dict[str, tuple[tuple[int, ...], str]] = {
@@ -129,6 +135,59 @@ def draw(shape: tuple[int, ...], seed: int, std: float, exact: bool):
     return ints.to(torch.float32).reshape(shape) * scale
 
 
+def fp8_block_quantize(w, seed: int):
+    """float32 [out, in] -> (e4m3 weight, float32 scales [ceil(out/128), ceil(in/128)]).
+
+    Each 128x128 block's scale is 2**-e, e in {6, 7, 8} read from SHAKE-256 of `seed` (powers of two:
+    exact in float32 and in UE8M0), so the dequantised weight (e4m3 * scale) keeps about w's std
+    (0.02 * 2**e is 1.3 to 5.1 in e4m3, whose largest value is 448) and blocks differ in scale.
+    """
+    import torch
+
+    from shrinker.gpu.weights_v4 import BLOCK
+
+    out, inp = w.shape
+    sn, sk = -(-out // BLOCK), -(-inp // BLOCK)
+    ints = torch.frombuffer(bytearray(exact_ints(seed, sn * sk)), dtype=torch.int16).to(torch.int32)
+    e = (ints.remainder(3) + 6).reshape(sn, sk)
+    mult = (torch.ones_like(e) << e).to(torch.float32)  # 2**e, exact
+    full = mult.repeat_interleave(BLOCK, 0).repeat_interleave(BLOCK, 1)[:out, :inp]
+    q = (w * full).to(torch.float8_e4m3fn)
+    return q, (1.0 / mult).to(torch.float32)
+
+
+def v4_tensors(config: dict, seed: int, std: float, exact: bool) -> dict:
+    """The tiny V4's checkpoint (shrinker.gpu.weights_v4.checkpoint_layout), seeded per tensor name."""
+    import torch
+
+    from shrinker.gpu.weights_v4 import checkpoint_layout
+
+    dtypes = {"bf16": torch.bfloat16, "f32": torch.float32}
+    layout = checkpoint_layout(config)
+    tensors = {}
+    for name, (shape, dtype, init) in sorted(layout.items()):
+        if init == "scale":
+            continue  # made with its weight
+        if init == "fp8":
+            w = draw(shape, _seed_for(seed, name), std, exact)
+            base = name.removesuffix(".weight")
+            q, s = fp8_block_quantize(w, _seed_for(seed, base + ".scale"))
+            if tuple(s.shape) != layout[base + ".scale"][0]:
+                raise AssertionError(f"{base}.scale: {tuple(s.shape)} != {layout[base + '.scale'][0]}")
+            tensors[name], tensors[base + ".scale"] = q, s
+        elif init in ("ones", "ones_f32"):
+            tensors[name] = torch.ones(shape, dtype=dtypes[dtype])
+        elif init == "zeros_f32":
+            tensors[name] = torch.zeros(shape, dtype=torch.float32)
+        elif init in ("normal", "f32"):
+            tensors[name] = draw(shape, _seed_for(seed, name), std, exact).to(dtypes[dtype])
+        else:
+            raise ValueError(f"{name}: unknown init {init!r}")
+    if sorted(tensors) != sorted(layout):
+        raise AssertionError("V4 tensors do not match the layout")
+    return tensors
+
+
 def content_sha256(tensors: dict) -> str:
     """sha256 of the tensors themselves (sorted names, dtypes, shapes, raw bytes).
 
@@ -155,13 +214,16 @@ def write_weights(model_dir: Path, out_dir: Path, seed: int = 0, std: float = 0.
 
     model_dir, out_dir = Path(model_dir), Path(out_dir)
     config = json.loads((model_dir / "config.json").read_text())
-    if "quantization_config" in config:
-        raise ValueError("seeded weights are bf16 only; serve the FP8 config with --load-format dummy")
+    v4 = config.get("model_type") == "deepseek_v4"
+    if "quantization_config" in config and not v4:
+        raise ValueError("seeded V3/V3.2 weights are bf16 only; serve the FP8 config with --load-format dummy")
     out_dir.mkdir(parents=True, exist_ok=True)
+    # only the JSON files: V4's expert-layout.safetensors (a zero marker for --load-format dummy) stays
+    # behind, the checkpoint carries the real expert tensors and the loader reads every *.safetensors
     for f in model_dir.glob("*.json"):
         shutil.copyfile(f, out_dir / f.name)
-    tensors = {}
-    for name, (shape, kind) in sorted(checkpoint_shapes(config).items()):
+    tensors = v4_tensors(config, seed, std, exact) if v4 else {}
+    for name, (shape, kind) in ([] if v4 else sorted(checkpoint_shapes(config).items())):
         if kind == "norm":
             tensors[name] = torch.ones(shape, dtype=torch.bfloat16)
         elif kind == "bias":
@@ -171,6 +233,8 @@ def write_weights(model_dir: Path, out_dir: Path, seed: int = 0, std: float = 0.
         else:
             tensors[name] = draw(shape, _seed_for(seed, name), std, exact).to(torch.bfloat16)
     meta = {"format": "pt", "seed": str(seed), "generator": "exact-uniform" if exact else "normal"}
+    if v4:
+        meta["fp8"] = "e4m3, float32 scale per 128x128 block (2**-6..2**-8)"
     save_file(tensors, str(out_dir / WEIGHTS_FILE), metadata=meta)
     h = hashlib.sha256()
     with (out_dir / WEIGHTS_FILE).open("rb") as f:
