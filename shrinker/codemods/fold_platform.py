@@ -928,7 +928,7 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
             return False
         module = cst.Module([])
         return any(arg.keyword is not None and arg.keyword.value in keywords
-                   and other_devices_only(module.code_for_node(arg.value), self.inputs.rules.platform)
+                   and other_devices_only(module.code_for_node(arg.value), self.inputs.table.strings)
                    for inner in cst.matchers.findall(call, cst.matchers.Call()) for arg in inner.args)
 
     def _setup_call(self, call: cst.Call) -> bool:

@@ -133,7 +133,7 @@ def record_dead(record: dict, importer: str, view: RegistryView, table: Predicat
         if evaluate_source(guard, table) is False:
             return DeadReason("platform_guard", f"only under `if {guard}` (False on CUDA)")
     for keyword, source in record.get("call_keywords", {}).items():
-        devices = other_devices_only(source, rules.platform) if keyword in rules.platform.capability_keywords else None
+        devices = other_devices_only(source, table.strings) if keyword in rules.platform.capability_keywords else None
         if devices:
             return DeadReason("platform_guard", f"named by a record for {', '.join(devices)} only "
                                                 f"(`{keyword}={source}`), never dispatched on CUDA")

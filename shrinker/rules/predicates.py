@@ -436,12 +436,11 @@ def evaluate_source(text: str, table: PredicateTable, module: str = "",
 _ATTRIBUTE_WORDS = re.compile(r"\.\s*([A-Za-z_]\w*)")
 
 
-def other_devices_only(source: str, platform: Platform) -> list[str] | None:
+def other_devices_only(source: str, strings: "PlatformStrings") -> list[str] | None:
     """The devices a record's `capabilities` value names when it names only other platforms' devices
     (`frozenset({CapabilityRequirement.HIP})` -> ["HIP"]), else None: a record served only there is never
     dispatched on CUDA. Only attribute names count (`Requirement.HIP`, `Requirement.cuda(min_sm=90)`); a
     value naming CUDA, or no device at all (a loop variable, `CUDA_ONLY`), says nothing."""
-    strings = PlatformStrings(platform.strings.strings, platform.strings.families)
     devices = [w for w in _ATTRIBUTE_WORDS.findall(source) if w.lower() == "cuda" or w.lower() in strings]
     if not devices or any(w.lower() == "cuda" for w in devices):
         return None

@@ -1014,11 +1014,11 @@ class TestOtherDeviceRecords(PlatformCodemodTest):
 def test_other_devices_only_reads_attribute_names():
     from shrinker.rules.predicates import other_devices_only
 
-    platform = deepseek_inputs().rules.platform
-    assert other_devices_only("frozenset({CapabilityRequirement.HIP, CapabilityRequirement.NPU})", platform) == ["HIP", "NPU"]
-    assert other_devices_only("frozenset({CapabilityRequirement.cuda(min_sm=90)})", platform) is None
-    assert other_devices_only("frozenset({_device})", platform) is None
-    assert other_devices_only("CUDA_ONLY", platform) is None
+    strings = deepseek_inputs().table.strings
+    assert other_devices_only("frozenset({CapabilityRequirement.HIP, CapabilityRequirement.NPU})", strings) == ["HIP", "NPU"]
+    assert other_devices_only("frozenset({CapabilityRequirement.cuda(min_sm=90)})", strings) is None
+    assert other_devices_only("frozenset({_device})", strings) is None
+    assert other_devices_only("CUDA_ONLY", strings) is None
 
 
 class TestBuildAttributes(PlatformCodemodTest):
