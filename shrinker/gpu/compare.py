@@ -306,6 +306,8 @@ def compare_launches(ref: dict, new: dict) -> list[CaseResult]:
             note = " [seeded weights differ from the reference's]"
         if rl.get("config_digest") and nl.get("config_digest") and rl["config_digest"] != nl["config_digest"]:
             note += " [model folder differs from the reference's: another tokenizers version?]"
+        if rl.get("env", {}) != nl.get("env", {}):
+            note += f" [launch environment differs: upstream {rl.get('env', {})}, here {nl.get('env', {})}]"
         for rname, rreq in sorted(rl.get("requests", {}).items()):
             nreq = nl.get("requests", {}).get(rname)
             base = rname[: -len(REPEAT_SUFFIX)] if rname.endswith(REPEAT_SUFFIX) else rname + REPEAT_SUFFIX

@@ -240,7 +240,7 @@ def reference_section(ref: dict) -> list[str]:
     for name, rec in sorted(ref["launches"].items(), key=lambda kv: (kv[1].get("part") or 0, kv[0])):
         reqs = rec.get("requests", {})
         ok = sum(1 for r in reqs.values() if r.get("http_status") == 200)
-        flags = " ".join(rec.get("flags", []))
+        flags = " ".join([f"{k}={v}" for k, v in sorted(rec.get("env", {}).items())] + rec.get("flags", []))
         star = "*" if rec.get("first_launch_of_call") else ""
         weights = (rec.get("weights_sha256") or "")[:12] or "dummy"
         lines.append(f"| {name} | {rec.get('part', '')} | {rec.get('gpus', 1)} | {_upstream_status(rec)} "

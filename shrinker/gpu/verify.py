@@ -201,6 +201,9 @@ def run_launch(launch: cases_mod.Launch, cases: cases_mod.Cases, model: dict, en
         return rec
     work = logs / "cwd"
     work.mkdir(parents=True, exist_ok=True)
+    if launch.env:
+        rec["env"] = dict(sorted(launch.env.items()))
+        env = {**env, **launch.env}
     srv = server.start(Path(model["path"]), flags, env, logs / f"{tag}-{launch.name}.log", work)
     rec["command"] = " ".join(srv.proc.args if isinstance(srv.proc.args, list) else [str(srv.proc.args)])
     try:

@@ -107,3 +107,16 @@ def test_every_generate_request_asks_for_top5_logprobs():
     singles = [r for r in reqs if r.name.startswith("gen-single")]
     assert singles and all(r.body["logprob_start_len"] == 0 for r in singles)
     assert load_cases().raw["generate"]["repeat"] is True
+
+
+def test_a_launch_env_holds_only_compile_knobs(tmp_path):
+    import pytest
+
+    cases = load_cases()
+    assert cases.launch("v4-seeded").env == {"SGLANG_JIT_DEEPGEMM_PRECOMPILE": "0"}
+    assert all(not launch.env for launch in cases.launches if launch.name != "v4-seeded")
+    bad = tmp_path / "cases.toml"
+    bad.write_text('[[launch]]\nname = "x"\npart = 1\nmodel = "m"\nflags = []\ngroups = []\n'
+                   'env = { SGLANG_ENABLE_DETERMINISTIC_INFERENCE = "1" }\n')
+    with pytest.raises(ValueError, match="SGLANG_ENABLE_DETERMINISTIC_INFERENCE is not a compile-only knob"):
+        load_cases(bad)

@@ -248,3 +248,13 @@ def test_compare_launches_uses_the_references_repeat():
     assert all("spread" in r.detail for r in rows)
     rows = compare.compare_launches({"l": launch({"g": ref})}, {"l": launch({"g": new})})
     assert [(r.request, r.status) for r in rows] == [("g", "fail")]
+
+
+def test_a_launch_environment_difference_is_noted():
+    launch = {"status": "ok", "env": {"SGLANG_JIT_DEEPGEMM_PRECOMPILE": "0"},
+              "requests": {"gen": {"http_status": 200, "answer": {"output_ids": [1]}}}}
+    same = compare.compare_launches({"a": launch}, {"a": dict(launch)})
+    other = compare.compare_launches({"a": launch}, {"a": {**launch, "env": {}}})
+    assert same[0].detail == "identical"
+    assert other[0].detail == ("identical [launch environment differs: upstream "
+                               "{'SGLANG_JIT_DEEPGEMM_PRECOMPILE': '0'}, here {}]")

@@ -265,3 +265,27 @@ def test_a_server_that_dies_before_ready_says_it_exited(monkeypatch, tmp_path):
                             startup_timeout=300)
     assert rec["status"].startswith("failed: server exited (code 3) ") and rec["status"].endswith("before it was ready")
     assert "RuntimeError: tilelang is not installed" in rec["log_tail"]
+
+
+def test_a_launch_env_reaches_the_server_and_its_record(monkeypatch, tmp_path):
+    import time
+
+    from shrinker.gpu import cases as cases_mod
+    from shrinker.gpu import server
+
+    cases = cases_mod.load_cases()
+    launch = cases.launch("v4-seeded")
+    seen = {}
+
+    def fake_start(model, flags, env, log_path, cwd):
+        seen.update(env)
+        log_path.write_text("")
+        proc = subprocess.Popen([sys.executable, "-c", "raise SystemExit(1)"])
+        proc.wait()
+        return server.Server(proc=proc, port=1, log=log_path, started=time.monotonic())
+
+    monkeypatch.setattr(verify.server, "start", fake_start)
+    rec = verify.run_launch(launch, cases, {"path": str(tmp_path), "load_format": "auto"}, {"PATH": "/bin"},
+                            tmp_path, "upstream", startup_timeout=5)
+    assert seen == {"PATH": "/bin", "SGLANG_JIT_DEEPGEMM_PRECOMPILE": "0"}
+    assert rec["env"] == {"SGLANG_JIT_DEEPGEMM_PRECOMPILE": "0"}
