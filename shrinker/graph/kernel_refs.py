@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from shrinker.graph.bindings import dotted
 from shrinker.graph.parse import resolve_relative
 
-KERNEL_REFS_VERSION = "1"
+KERNEL_REFS_VERSION = "2"
 _SOURCE_LIKE = re.compile(r"[\w./*-]+\.[A-Za-z]{1,4}\Z")
 
 
@@ -66,6 +66,7 @@ class KernelFacts:
     defs: dict[str, DefFacts] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)  # module-level `from X import n as a`: a -> "X:n"
     stars: list[str] = field(default_factory=list)  # module-level `from X import *`
+    assigned: list[str] = field(default_factory=list)  # names module-level assignments bind (`a = b`)
     triton: bool = False
     parse_error: str = ""
 
@@ -148,6 +149,22 @@ class _Walker(ast.NodeVisitor):
         self.function, self.keys, self.sink, self.names = saved
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _def  # type: ignore[assignment]
+
+    def _assigned(self, targets: list[ast.expr]) -> None:
+        if self.sink is self.out.module_code and not self.function:
+            for target in targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name) and node.id not in self.out.assigned:
+                        self.out.assigned.append(node.id)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self._assigned(node.targets)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self._assigned([node.target])
+        self.generic_visit(node)
 
     # -- imports --------------------------------------------------------------------------------
     def _ours(self, module: str) -> bool:

@@ -29,10 +29,18 @@ def register(app: typer.Typer) -> None:
         profile: str = typer.Option("deepseek", "--profile", "-p", help="Rules profile (rules/<profile>.toml)."),
         spec: Optional[str] = typer.Option(None, "--upstream", help="Upstream spec (default: the pin)."),
         jobs: int = typer.Option(2, "--jobs", "-j", help="Parser processes."),
+        kernels_only: bool = typer.Option(False, "--kernels-only",
+                                          help="Write kernels.txt and kernels.md alone; keep.txt, remove.txt, "
+                                               "batches and plan.md stay as they are."),
     ) -> None:
         """Trace the import graph from the roots and write keep/remove manifests and batches."""
         from shrinker.plan.report import write_plan_report
-        from shrinker.plan.run import make_plan
+        from shrinker.plan.run import make_kernel_manifest, make_plan
+
+        if kernels_only:
+            manifest, report = make_kernel_manifest(profile, spec, jobs=jobs)
+            out.print(f"kernel manifest {manifest} · report {report}")
+            return
 
         result = make_plan(profile, spec, jobs=jobs)
         report = write_plan_report(result)

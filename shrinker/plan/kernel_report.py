@@ -51,8 +51,9 @@ def _mb(n: int) -> str:
 
 
 def write_kernel_report(report_dir: Path, spec: str, entries: list[KernelEntry], upstream_root: Path,
-                        packages: list[str], kept_paths: set[str], tree: Path | None = None) -> Path:
-    """`kept_paths`: the files the plan keeps (keep.txt); `tree`: the work tree after apply, if measured."""
+                        packages: list[str], kept_paths: set[str], tree: Path | None = None, note: str = "") -> Path:
+    """`kept_paths`: the files the plan keeps (keep.txt); `tree`: the work tree after apply, if measured;
+    `note`: a paragraph under the title (how this manifest was made, when not by the release's own plan)."""
     counts = {k: {"kept": 0, "removed": 0} for k in KINDS}
     for e in entries:
         counts[e.kind]["kept" if e.keep else "removed"] += 1
@@ -97,7 +98,7 @@ def write_kernel_report(report_dir: Path, spec: str, entries: list[KernelEntry],
     lines = [f"# Kernels: {spec}", "",
              "The kernel manifest (`kernels.txt` beside keep.txt; mechanism: docs/architecture.md#kernels): every "
              "compiled op, wrapper, binary, JIT source, Triton kernel module and external entry point, kept or "
-             "removed with the reason.", "",
+             "removed with the reason.", "", *([note, ""] if note else []),
              "| kind | kept | removed |", "|---|---:|---:|"]
     lines += [f"| {k} | {counts[k]['kept']} | {counts[k]['removed']} |" for k in KINDS]
     lines += ["", "Bytes of the kernel payload (binaries include those LARGE_FILES.json lists, FA3's "

@@ -184,6 +184,9 @@ class _WrapperReach:
         elif facts is not None and name in facts.aliases:
             target, _, real = facts.aliases[name].partition(":")
             self.resolve(target, real, reason, seen)
+        elif facts is not None and name in facts.assigned:
+            # bound by module code (`top_k_renorm_prob = top_k_renorm_probs`): that code runs
+            self.use_module(module, f"binds `{name}`, {reason}")
         elif sub in self.g.module_path:
             self.use_module(sub, reason)
         elif sub in self.binaries:

@@ -104,6 +104,30 @@ def make_plan(profile: str = "deepseek", spec: str | None = None, *, jobs: int =
     return PlanResult(upstream, rules, graph, reach, decisions, batches, summary, out_dir, seconds)
 
 
+KERNELS_ONLY_NOTE = ("Made by `shrink plan --kernels-only`: the kernel manifest of this checkout's rules. This "
+                     "release's keep.txt and remove.txt beside it came from its own plan (the regen walk, under "
+                     "the rules of that day) and decide its tree; where the rules changed since, the two may "
+                     "differ on a few files.")
+
+
+def make_kernel_manifest(profile: str = "deepseek", spec: str | None = None, *, jobs: int = 2,
+                         out_dir: Path | None = None, report_dir: Path | None = None) -> tuple[Path, Path]:
+    """kernels.txt and kernels.{md,json} alone, for a release whose manifests stay as they are."""
+    from shrinker.plan.kernel_report import write_kernel_report
+
+    upstream = load(spec)
+    rules = load_rules(profile)
+    _, reach, decisions, _ = analyse(upstream, rules, jobs=jobs)
+    out_dir = out_dir or paths.manifests_dir(profile, upstream.version)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest = out_dir / "kernels.txt"
+    manifest.write_text(reach.kernels.text())
+    report = write_kernel_report(report_dir or paths.reports_dir(profile, upstream.version), upstream.spec,
+                                 reach.kernels.entries, upstream.root, rules.kernels.packages,
+                                 {d.path for d in decisions if d.keep}, note=KERNELS_ONLY_NOTE)
+    return manifest, report
+
+
 def load_batches(profile: str, version: str) -> dict:
     """The committed batches.json of a plan (apply reads it)."""
     from shrinker.errors import ShrinkError

@@ -41,12 +41,13 @@ from shrinker.graph.parse import resolve_relative
 from shrinker.symbols.guarded_lookups import quiet_nodes
 
 # Bump when the meaning of ModuleSymbols changes: old cache entries are then ignored.
-SYMBOLS_VERSION = "10"
+SYMBOLS_VERSION = "12"
 
 FUNCTION, CLASS, METHOD, NESTED_CLASS, ASSIGN, IMPORT, CLASS_ATTR = (
     "function", "class", "method", "nested_class", "assign", "import", "class_attr")
 
 _IDENT = re.compile(r"[A-Za-z_]\w*\Z")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+\Z")  # "pkg.mod": a module path (one dot at least)
 _PATHLIKE = re.compile(r"[A-Za-z_][\w.:]*\Z")
 _ANNOTATION = re.compile(r"[\w\s.,\[\]|'\"()]+\Z")
 _PATTERN_OK = re.compile(r"[\w.:*]+\Z")
@@ -58,7 +59,8 @@ _NOQA = re.compile(r"#\s*noqa\b", re.IGNORECASE)
 # annotations' names from the calling module's globals): the caller's module is dynamic.
 _FRAME_NAMESPACE_CALLS = {"model_rebuild", "update_forward_refs"}
 # Calls that look a name up from a computed string: string-built names count in a module that has one.
-_LOOKUP_CALLS = {"getattr", "hasattr", "setattr", "delattr", "builtins.getattr"}
+# setattr/delattr bind or unbind a name; they never read an existing one.
+_LOOKUP_CALLS = {"getattr", "hasattr", "builtins.getattr"}
 _LOOKUP_ANY = {"attrgetter", "methodcaller", "import_module", "__import__", "__getattribute__"}
 
 
@@ -70,9 +72,12 @@ class Refs:
     patterns: dict[str, int] = field(default_factory=dict)
     imports: dict[tuple[str, str], int] = field(default_factory=dict)
     subclasses: dict[str, int] = field(default_factory=dict)
+    # call("pkg.mod", "name", ...): (dotted callee, module string, name string). The graph reads the name
+    # as pkg.mod's attribute when a rule says the callee imports it (LazyImport), else as a plain string.
+    module_attrs: dict[tuple[str, str, str], int] = field(default_factory=dict)
 
     def merge(self, other: "Refs") -> None:
-        for key in ("names", "attrs", "strings", "patterns", "imports", "subclasses"):
+        for key in ("names", "attrs", "strings", "patterns", "imports", "subclasses", "module_attrs"):
             mine = getattr(self, key)
             for name, line in getattr(other, key).items():
                 mine.setdefault(name, line)
@@ -251,7 +256,22 @@ class _Collector(ast.NodeVisitor):
                 self.lookup = f"{name}(..., <computed name>) at line {node.lineno}"
             elif name in _LOOKUP_ANY or name.rsplit(".", 1)[-1] in _LOOKUP_ANY or (name in _DYNAMIC_CALLS and node.args):
                 self.lookup = f"{name}() at line {node.lineno}"
+        if self._module_attr(name, node):
+            return
         self.generic_visit(node)
+
+    def _module_attr(self, name: str, node: ast.Call) -> bool:
+        """call("pkg.mod", "name", ...): record the pair (see Refs.module_attrs) and visit the rest."""
+        if not name or name.rsplit(".", 1)[-1] in ("import_module", "__import__") or len(node.args) < 2:
+            return False
+        module, attr = node.args[0], node.args[1]
+        if not (_is_str(module) and _is_str(attr) and _DOTTED.match(module.value)  # type: ignore[attr-defined]
+                and _IDENT.match(attr.value)):  # type: ignore[attr-defined]
+            return False
+        self.refs.module_attrs.setdefault((name, module.value, attr.value), node.lineno)  # type: ignore[attr-defined]
+        for child in [node.func, module, *node.args[2:], *node.keywords]:
+            self.visit(child)
+        return True
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if not self.lookup and not _is_str(node.slice) and (

@@ -30,9 +30,12 @@ A live symbol's references make more symbols live:
     Modules reached only through import_module(<computed name>) are read with getattr(module,
     "<string>") in SGLang (the string keeps the name); a module scan that enumerates members
     (inspect.getmembers) needs a protect rule;
-  - a string-built name (f"forward_{mode}") keeps every symbol its glob matches, likewise, when
-    its module looks computed names up (`getattr(self, name)`, `hasattr`, `__dict__[...]`,
-    `globals()[...]`, attrgetter, import_module) — elsewhere such a string is a label or a message;
+  - a string-built name (f"forward_{mode}") keeps what its glob matches as an attribute would
+    (members of kept classes; module-level symbols of modules some file holds as objects: a
+    computed getattr needs the module object), when its module looks computed names up
+    (`getattr(self, name)`, `hasattr`, `__dict__[...]`, `globals()[...]`, attrgetter,
+    import_module; not setattr, which binds) — elsewhere such a string is a label or a message;
+  - `LazyImport("pkg.mod", "name")` (rule `attribute_calls`) keeps pkg.mod's `name` only;
   - `X.__subclasses__()` keeps every subclass of X in the tree; a class whose base defines
     `__init_subclass__` is kept (defining it may register it);
   - a kept member keeps its class, and its overrides in kept subclasses (what calls the base
@@ -394,7 +397,7 @@ class SymbolGraph:
         rx = re.compile("^" + "".join("[^\n]*" if c == "*" else "[^\n]" if c == "?" else re.escape(c)
                                       for c in pattern) + "$", re.M)
         for match in rx.finditer(self._blob):
-            self._mark_named(match.group(), reason)
+            self._mark_named(match.group(), reason, tops="objects")
 
     def pattern_counts(self, pattern: str) -> bool:
         """A string-built name counts when a literal run of it has `min_pattern_chars` letters or
@@ -455,6 +458,13 @@ class SymbolGraph:
             self._use(name, Reason("attr", f"attribute `.{name}` is read by {via}", via, line))
         for name, line in refs.strings.items():
             self._use(name, Reason("string", f"string \"{name}\" in {via}", via, line))
+        for (callee, target, name), line in refs.module_attrs.items():
+            if self.rules.imports_attribute(callee):
+                # callee("pkg.mod", "name") imports pkg.mod and reads its `name`: that one symbol, if in the tree
+                for found in self.resolve_export(target, name):
+                    self._mark(found, Reason("lazy import", f"{callee}(\"{target}\", \"{name}\") in {via}", via, line))
+            else:
+                self._use(name, Reason("string", f"string \"{name}\" in {via}", via, line))
         lookup = self.modules[module].lookup if module in self.modules else ""
         for pattern, line in (refs.patterns.items() if lookup else ()):
             self._use_pattern(pattern, Reason("pattern", f"string-built name `{pattern}` in {via}", via, line))

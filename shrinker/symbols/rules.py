@@ -81,6 +81,9 @@ class SymbolRules(_Strict):
         None, description="Decorators that register the function under its own name in a namespace "
                           "read by attribute (`torch.ops.sglang.<name>`): the function stays when its "
                           "name is used by name, attribute or string, and goes when nothing names it.")
+    attribute_calls: Optional[NameList] = Field(
+        None, description="Calls `f(\"pkg.mod\", \"name\")` that import pkg.mod and read its attribute `name` "
+                          "(sglang.utils.LazyImport): the string keeps that one symbol, not every symbol so named.")
     attribute_tables: list[AttributeTable] = Field(default_factory=list)
     protect: list[Protect] = Field(default_factory=list)
     known_bases: list[KnownBase] = Field(default_factory=list)
@@ -101,6 +104,14 @@ class SymbolRules(_Strict):
     @cached_property
     def _op(self) -> re.Pattern:
         return _union(self.op_decorators.names if self.op_decorators else [])
+
+    @cached_property
+    def _attribute_calls(self) -> re.Pattern:
+        return _union(self.attribute_calls.names if self.attribute_calls else [])
+
+    def imports_attribute(self, callee: str) -> bool:
+        """callee("pkg.mod", "name") reads pkg.mod's `name` (see `attribute_calls`)."""
+        return bool(callee) and bool(self._attribute_calls.match(callee))
 
     def decorator_names_op(self, name: str) -> bool:
         """The decorator registers an op under the function's own name (see `op_decorators`)."""

@@ -61,7 +61,7 @@ description = "rest"
 PYTHON = {
     "pkg/__init__.py": "",
     "pkg/server.py": """
-        from kpkg import rmsnorm
+        from kpkg import rmsnorm, renorm
         from kpkg.quantization import dequant
         from pkg import norm, mamba
         from pkg.utils import is_npu
@@ -72,7 +72,7 @@ PYTHON = {
             if is_npu():
                 torch.ops.kpkg.npu_only_op(x)
             deep_gemm.fp8_gemm(x)
-            return rmsnorm(x)
+            return renorm(rmsnorm(x))
         """,
     "pkg/utils.py": "def is_npu():\n    return False\n",
     "pkg/norm.py": """
@@ -97,6 +97,7 @@ PYTHON = {
         from kpkg.elementwise import rmsnorm
         from kpkg.mamba import causal_conv1d_fwd
         from kpkg.spatial_api import create_stream
+        from kpkg.sampling import renorm
 
         common_ops = load_ops()
         _EXPORTS = ["rmsnorm", "causal_conv1d_fwd"]
@@ -129,6 +130,17 @@ PYTHON = {
 
         def causal_conv1d_fwd(x):
             torch.ops.kpkg.causal_conv1d_fwd.default(x)
+        """,
+    "kpkg/sampling.py": """
+        import torch
+
+        def _renorm_internal(x):
+            return torch.ops.kpkg.renorm_probs(x)
+
+        def renorm_probs(x):
+            return _renorm_internal(x)
+
+        renorm = renorm_probs
         """,
     "kpkg/spatial_api.py": """
         import torch
@@ -199,6 +211,16 @@ def test_op_kept_through_a_read_wrapper(planned):
     op = e[("op", "rmsnorm")]
     assert op.keep and "kpkg.elementwise:rmsnorm" in op.reason
     assert op.where == "sgl-kernel/python/kpkg/sm90/common_ops.abi3.so"
+
+
+def test_a_name_bound_by_module_code_keeps_what_that_code_reads(planned):
+    """`renorm = renorm_probs` in kpkg/sampling.py, re-exported by kpkg and read by the server: the
+    assignment runs, so renorm_probs, its helper and their op stay (sgl_kernel.sampling's
+    `top_k_renorm_prob = top_k_renorm_probs`, which 0.5.23's CUDA sampler imports)."""
+    e = planned["entries"]
+    assert e[("wrapper", "kpkg.sampling:renorm_probs")].keep
+    assert e[("wrapper", "kpkg.sampling:_renorm_internal")].keep
+    assert e[("op", "renorm_probs")].keep
 
 
 def test_relative_re_export_inside_the_package_is_followed(planned):

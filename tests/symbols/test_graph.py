@@ -150,6 +150,37 @@ CASES = [
             def create_thing(self): pass
         Worker()
         """}, kept={"pkg.w:Worker.__init__": "protect"}, dead=["pkg.w:Worker.create_thing"]),
+    Case("setattr with a computed name binds, it looks nothing up: labels there keep nothing", {"pkg.w": """
+        TAG = "_loaded"
+        class Worker:
+            def __init__(self, t):
+                setattr(t, TAG, True)
+                self.name = f"create_{id(self)}"
+            def create_thing(self): pass
+        Worker(None)
+        """}, kept={"pkg.w:Worker.__init__": "protect"}, dead=["pkg.w:Worker.create_thing"]),
+    Case("a string-built name reaches module-level functions only in modules some file holds as objects", {
+        "pkg.kern": "def stage1_attn_fwd(): pass\ndef other(): pass\n",
+        "pkg.ops": "def run_attn_fused(): pass\n",
+        "pkg.w": """
+            import pkg.ops
+            from pkg.kern import other
+            def remap(obj, prefix, suffix):
+                other()
+                return getattr(obj, f"{prefix}attn{suffix}")
+            remap(None, "a", "b")
+            """}, kept={"pkg.ops:run_attn_fused": "pattern"}, dead=["pkg.kern:stage1_attn_fwd"]),
+    Case("LazyImport(\"pkg.a\", \"f\") keeps pkg.a's f, not every f (rule attribute_calls)", {
+        "pkg.a": "def renorm(): pass\n",
+        "pkg.b": "def renorm(): pass\n",
+        "pkg.main": "from pkg.utils import LazyImport\nr = LazyImport(\"pkg.a\", \"renorm\")\nr()\n",
+        "pkg.utils": "class LazyImport:\n    def __init__(self, m, n): pass\n"},
+        kept={"pkg.a:renorm": "lazy import"}, dead=["pkg.b:renorm"]),
+    Case("without the rule, a call's name string is a string like any other", {
+        "pkg.a": "def renorm(): pass\n",
+        "pkg.b": "def renorm(): pass\n",
+        "pkg.main": "r = load_later(\"pkg.a\", \"renorm\")\n"},
+        kept={"pkg.a:renorm": "string", "pkg.b:renorm": "string"}),
     Case("a class named only in a string must NOT be removed", {
         "pkg.quant": "class Fp8Config: pass\nclass UnusedConfig: pass\n",
         "pkg.main": "load_lazily(\"pkg.quant:Fp8Config\")\n"},
