@@ -84,17 +84,19 @@ def _removed_through(plan: dict, number: int, tree: Path, class_globs: list[str]
     from shrinker.codemods.removed_imports import lost_names_from_facts
     from shrinker.codemods.unused_names import imported_names_from_facts
     from shrinker.graph.build import build_graph
+    from shrinker.graph.module_reads import tree_source_reader
     from shrinker.graph.reexports import import_origins
 
     modules = {module_of(p) for b in plan["batches"][:number] for p in b["delete"]}
     modules.discard("")
     keys = {k: frozenset(v) for k, v in plan.get("removed_registry_keys", {}).items()}
     removed = Removed(modules=frozenset(modules), registry_keys=keys)
-    facts = list(build_graph(tree).facts.values())  # cached: only files edited so far re-parse
+    graph = build_graph(tree)  # cached: only files edited so far re-parse
+    facts = list(graph.facts.values())
     # the batch's class codemods drop these classes (batch_class_globs); their importers follow
     seed = platform_classes_by_module(tree, list(class_globs))
     removed.names = lost_names_from_facts(facts, removed, seed)
-    removed.imported = imported_names_from_facts(facts, removed)
+    removed.imported = imported_names_from_facts(facts, removed, tree_source_reader(tree, graph.module_path))
     removed.origins = import_origins(facts)
     return removed
 

@@ -74,6 +74,7 @@ def delete_unreachable(tree: Path, rules, jobs: int) -> ModuleCut:
     from shrinker.codemods.removed_imports import lost_names_from_facts
     from shrinker.codemods.unused_names import imported_names_from_facts
     from shrinker.graph.build import build_graph
+    from shrinker.graph.module_reads import tree_source_reader
 
     cut = ModuleCut(deleted=unreachable_modules(tree, rules, jobs))
     if not cut.deleted:
@@ -86,9 +87,10 @@ def delete_unreachable(tree: Path, rules, jobs: int) -> ModuleCut:
         cut.lines += count_lines((tree / rel).read_text(errors="replace"))
         (tree / rel).unlink()
     removed = Removed(modules=frozenset(gone))
-    facts = list(build_graph(tree, jobs=jobs).facts.values())
+    after = build_graph(tree, jobs=jobs)
+    facts = list(after.facts.values())
     removed.names = lost_names_from_facts(facts, removed)
-    removed.imported = imported_names_from_facts(facts, removed)
+    removed.imported = imported_names_from_facts(facts, removed, tree_source_reader(tree, after.module_path))
     items = [FileItem(path=str(tree / p), module=module_of(p)) for p in importers if (tree / p).exists()]
     results = transform_files(items, CodemodInputs(rules=rules, removed=removed),
                               ["remove_dead_imports", "remove_unused_names"], jobs=jobs,

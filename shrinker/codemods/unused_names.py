@@ -24,7 +24,7 @@ while the plan does not provide it, public names are assumed imported and only `
 
 from __future__ import annotations
 
-from typing import ClassVar, Iterable, Mapping, Optional, Union
+from typing import Callable, ClassVar, Iterable, Mapping, Optional, Union
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -36,6 +36,7 @@ from shrinker.codemods.inputs import CodemodInputs, Removed
 from shrinker.codemods.registries import pure_test, string_value
 from shrinker.codemods.removed_imports import module_and_package
 from shrinker.errors import ShrinkError
+from shrinker.graph.module_reads import ModuleReads, module_reads
 
 ORIGINAL_KEY = "shrinker.original_module"
 _PREFIX = object()
@@ -47,27 +48,74 @@ def imported_names(removed: Removed) -> Optional[Mapping[str, frozenset[str]]]:
     return getattr(removed, "imported", None)
 
 
-def imported_names_from_facts(facts: Iterable, removed: Removed) -> dict[str, frozenset[str]]:
+def imported_names_from_facts(facts: Iterable, removed: Removed,
+                              source_of: Optional[Callable[[str], Optional[str]]] = None) -> dict[str, frozenset[str]]:
     """`Removed.imported` from the tracer's FileFacts: for each module, the names kept modules take
-    from it; "*" when a kept module imports it whole (`import m`, `from p import m`, `from m import *`,
-    a string reference), since its attributes may then be read anywhere."""
+    from it; "*" when a kept module may read any of them (a string reference, a module read whole).
+
+    With `source_of` (module -> its source), two whole-module uses narrow to the names they take
+    (graph/module_reads.py): a module bound as an object (`import m`, `from p import m as a`) gives
+    the attributes read through it, and `from m import *` into S gives what S reads itself plus, to a
+    fixpoint, what S's own importers take from S. Without it, both count as "*"."""
     facts = [f for f in facts if not removed.module_removed(f.module)]
     modules = {f.module for f in facts}
     out: dict[str, set[str]] = {}
+    stars: list[tuple[str, str]] = []  # (importing module, star-imported module)
+    passed_on: list[tuple[str, frozenset[str], str]] = []  # (module, names it binds a module to, that module)
     for f in facts:
+        reads = _reads(f, source_of)
+        if reads is not None:
+            passed_on.extend((f.module, local, target) for target, local in reads.exported.items())
         for record in f.imports:
             if not record.is_from:
-                out.setdefault(record.target, set()).add("*")
+                out.setdefault(record.target, set()).update(_through(reads, record.target))
                 continue
             for name in record.names:
-                if name == "*" or f"{record.target}.{name}" in modules:
-                    out.setdefault(f"{record.target}.{name}" if name != "*" else record.target,
-                                   set()).add("*")
-                if name != "*":
-                    out.setdefault(record.target, set()).add(name)
+                if name == "*":
+                    if reads is None or reads.dynamic:
+                        out.setdefault(record.target, set()).add("*")
+                    else:
+                        stars.append((f.module, record.target))
+                        out.setdefault(record.target, set()).update(reads.names)
+                    continue
+                if f"{record.target}.{name}" in modules:
+                    out.setdefault(f"{record.target}.{name}", set()).update(
+                        _through(reads, f"{record.target}.{name}"))
+                out.setdefault(record.target, set()).add(name)
         for ref in f.strings:
             out.setdefault(ref.target, set()).add(ref.attr or "*")
+    changed = True
+    while changed:
+        changed = False
+        for importer, target in stars:  # what importers take from S, S takes from what it star-imports
+            taken = out.get(importer, set())
+            need = out.setdefault(target, set())
+            if not taken <= need:
+                need.update(taken)
+                changed = True
+        for holder, local, target in passed_on:  # a module object others may take from its holder
+            taken = out.get(holder, set())
+            if ("*" in taken or local & taken) and "*" not in out.get(target, set()):
+                out.setdefault(target, set()).add("*")
+                changed = True
     return {m: frozenset(v) for m, v in out.items()}
+
+
+def _reads(f, source_of) -> Optional["ModuleReads"]:
+    if source_of is None:
+        return None
+    source = source_of(f.module)
+    return None if source is None else module_reads(source, f.module, f.is_package)
+
+
+def _through(reads: Optional["ModuleReads"], target: str) -> set[str]:
+    """What a module bound as an object gives away: the attributes read through it, else everything."""
+    if reads is None or reads.dynamic:
+        return {"*"}
+    if target not in reads.through:
+        return set()  # imported, never read through the binding
+    taken = reads.through[target]
+    return {"*"} if taken is None else set(taken)
 
 
 def _side_effect_free(node: Optional[cst.BaseExpression]) -> bool:

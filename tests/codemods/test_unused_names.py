@@ -270,3 +270,62 @@ def test_imported_names_from_facts() -> None:
     assert imported_names_from_facts(facts, removed) == {
         "pkg.b": frozenset({"x", "sub"}), "pkg.b.sub": frozenset({"*"}),
         "pkg.c": frozenset({"*"}), "pkg.d": frozenset({"*"})}
+
+
+def test_imported_names_narrow_whole_module_uses_with_sources() -> None:
+    """`from m import *` takes what the star importer reads plus what its importers take from it (to a
+    fixpoint); a module bound as an object gives the attributes read through the binding."""
+    where = Where()
+    sources = {
+        "pkg.dist": "from pkg.dist.state import *\n",  # a re-export package (sglang.srt.distributed)
+        "pkg.dist.state": "from pkg.utils import is_hip, is_cuda\ndef get_tp(): ...\ndef helper(): ...\n",
+        "pkg.user": "from pkg.dist import get_tp\nget_tp()\n",
+        "pkg.dumper": "from pkg import dist as _dist\nx = _dist.world_size()\n",
+        "pkg.reader": "from pkg.dist.state import *\nhelper()\n",
+        "pkg.lazy": "from pkg import other\nf(other)\n",
+        "pkg.other": "",
+        "pkg.dyn": "from pkg.dyn2 import *\nglobals()['x']\n",
+        "pkg.dyn2": "",
+    }
+    facts = [
+        FileFacts(path="dist/__init__.py", module="pkg.dist", is_package=True, lines=1, imports=[
+            ImportRecord("pkg.dist.state", ["*"], 1, True, where)]),
+        FileFacts(path="dist/state.py", module="pkg.dist.state", is_package=False, lines=3),
+        FileFacts(path="user.py", module="pkg.user", is_package=False, lines=2, imports=[
+            ImportRecord("pkg.dist", ["get_tp"], 1, True, where)]),
+        FileFacts(path="dumper.py", module="pkg.dumper", is_package=False, lines=2, imports=[
+            ImportRecord("pkg", ["dist"], 1, True, where)]),
+        FileFacts(path="reader.py", module="pkg.reader", is_package=False, lines=2, imports=[
+            ImportRecord("pkg.dist.state", ["*"], 1, True, where)]),
+        FileFacts(path="lazy.py", module="pkg.lazy", is_package=False, lines=2, imports=[
+            ImportRecord("pkg", ["other"], 1, True, where)]),
+        FileFacts(path="other.py", module="pkg.other", is_package=False, lines=0),
+        FileFacts(path="dyn.py", module="pkg.dyn", is_package=False, lines=2, imports=[
+            ImportRecord("pkg.dyn2", ["*"], 1, True, where)]),
+        FileFacts(path="dyn2.py", module="pkg.dyn2", is_package=False, lines=0),
+    ]
+    removed = make_inputs([]).removed
+    narrowed = imported_names_from_facts(facts, removed, sources.get)
+    assert narrowed["pkg.dist"] == {"get_tp", "world_size"}
+    assert narrowed["pkg.dist.state"] == {"get_tp", "world_size", "helper"}  # no is_hip: nobody takes it
+    assert narrowed["pkg.other"] == {"*"}  # passed on whole: any attribute may be read
+    assert narrowed["pkg.dyn2"] == {"*"}  # the star importer reads its namespace whole
+    assert imported_names_from_facts(facts, removed)["pkg.dist.state"] == {"*"}  # no sources: whole
+
+
+def test_a_module_object_passed_on_gives_everything() -> None:
+    """`from pkg import dist` in pkg.hub, `from pkg.hub import dist` elsewhere: hub reads nothing through
+    it, but its importer may; so pkg.dist gives everything, as before the narrowing."""
+    where = Where()
+    sources = {"pkg.hub": "from pkg import dist\n", "pkg.user": "from pkg.hub import dist\ndist.rank()\n",
+               "pkg.dist": "def rank(): ...\ndef size(): ...\n"}
+    facts = [
+        FileFacts(path="hub.py", module="pkg.hub", is_package=False, lines=1, imports=[
+            ImportRecord("pkg", ["dist"], 1, True, where)]),
+        FileFacts(path="user.py", module="pkg.user", is_package=False, lines=2, imports=[
+            ImportRecord("pkg.hub", ["dist"], 1, True, where)]),
+        FileFacts(path="dist.py", module="pkg.dist", is_package=False, lines=2),
+    ]
+    assert imported_names_from_facts(facts, make_inputs([]).removed, sources.get)["pkg.dist"] == {"*"}
+    alone = [facts[0], facts[2]]  # nobody takes `dist` from the hub: it gives nothing
+    assert imported_names_from_facts(alone, make_inputs([]).removed, sources.get).get("pkg.dist", set()) == set()
