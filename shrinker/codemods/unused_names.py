@@ -294,7 +294,7 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
                 if before is None:
                     before = self.used_before()
                 del undecided[name]
-                if name not in before:
+                if name not in before and not self._platform_constant(bindings[name]):
                     continue  # unused upstream too: may be a re-export
                 changed = True
                 for site in bindings[name]:
@@ -305,6 +305,22 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
                     self._drop_blocks.add(block)
                     _subtree_ids(block, gone)
                     changed = True
+
+    def _platform_constant(self, sites: list[cst.CSTNode]) -> bool:
+        """Every binding is an assignment of a platform predicate's value (`_is_hip = is_hip()`,
+        `_use_aiter = is_hip() and is_gfx95()`): a platform fact nothing reads, not a re-export anyone
+        takes (callers checked `Removed.imported`), so it goes though upstream never read it either."""
+        return bool(sites) and all(isinstance(site, (cst.Assign, cst.AnnAssign)) and site.value is not None
+                                   and self._predicate_value(site.value) for site in sites)
+
+    def _predicate_value(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Name):
+            return self.inputs.table.value(node.func.value, called=True) is not None
+        if isinstance(node, cst.BooleanOperation):
+            return self._predicate_value(node.left) and self._predicate_value(node.right)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            return self._predicate_value(node.expression)
+        return False
 
     def _empties(self, block: cst.BaseCompoundStatement, imports: dict) -> bool:
         if isinstance(block, cst.If):

@@ -29,6 +29,40 @@ class TestRemoveNewlyUnusedNames(CodemodTest):
         self.assertCodemod(edited, after, inputs or with_imported({}),
                            original=textwrap.dedent(original), context_override=context(module))
 
+    def test_a_platform_constant_nothing_ever_read_goes_with_its_predicate_import(self) -> None:
+        """torch_symm_mem.py (0.5.23): `_is_hip = is_hip()` was never read, upstream either. A platform
+        fact nobody imports goes; a plain setting unused upstream (DEBUG = False) stays, as does a
+        constant another module imports."""
+        source = """
+            from sglang.srt.utils import is_cuda, is_hip, is_npu
+
+            try:
+                import torch.distributed._symmetric_memory as torch_symm_mem
+
+                _is_cuda = is_cuda()
+                _is_hip = is_hip()
+                _is_npu = is_npu()
+                DEBUG = False
+
+                available = _is_cuda
+            except ImportError:
+                available = False
+            """
+        self.check(original=source, edited=source, after="""
+            from sglang.srt.utils import is_cuda, is_npu
+
+            try:
+                import torch.distributed._symmetric_memory as torch_symm_mem
+
+                _is_cuda = is_cuda()
+                _is_npu = is_npu()
+                DEBUG = False
+
+                available = _is_cuda
+            except ImportError:
+                available = False
+            """, inputs=with_imported({"sglang.srt.layers.x": {"_is_npu"}}))
+
     def test_flags_and_then_the_predicate_imports_they_used(self) -> None:
         self.check(
             original="""
