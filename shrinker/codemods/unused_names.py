@@ -294,7 +294,7 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
                 if before is None:
                     before = self.used_before()
                 del undecided[name]
-                if name not in before and not self._platform_constant(bindings[name]):
+                if name not in before and not (self._external is not None and self._platform_constant(bindings[name])):
                     continue  # unused upstream too: may be a re-export
                 changed = True
                 for site in bindings[name]:
@@ -309,7 +309,8 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
     def _platform_constant(self, sites: list[cst.CSTNode]) -> bool:
         """Every binding is an assignment of a platform predicate's value (`_is_hip = is_hip()`,
         `_use_aiter = is_hip() and is_gfx95()`): a platform fact nothing reads, not a re-export anyone
-        takes (callers checked `Removed.imported`), so it goes though upstream never read it either."""
+        takes (callers checked `Removed.imported`, which must be known: a private name is imported across
+        modules too, `from deepseek_common.utils import _is_hip`), so it goes though upstream never read it."""
         return bool(sites) and all(isinstance(site, (cst.Assign, cst.AnnAssign)) and site.value is not None
                                    and self._predicate_value(site.value) for site in sites)
 
