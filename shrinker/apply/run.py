@@ -84,7 +84,7 @@ def _removed_through(plan: dict, number: int, tree: Path, class_globs: list[str]
     from shrinker.codemods.removed_imports import lost_names_from_facts
     from shrinker.codemods.unused_names import imported_names_from_facts
     from shrinker.graph.build import build_graph
-    from shrinker.graph.module_reads import tree_source_reader
+    from shrinker.graph.sources import tree_source_reader
     from shrinker.graph.reexports import import_origins
 
     modules = {module_of(p) for b in plan["batches"][:number] for p in b["delete"]}

@@ -74,7 +74,7 @@ def delete_unreachable(tree: Path, rules, jobs: int) -> ModuleCut:
     from shrinker.codemods.removed_imports import lost_names_from_facts
     from shrinker.codemods.unused_names import imported_names_from_facts
     from shrinker.graph.build import build_graph
-    from shrinker.graph.module_reads import tree_source_reader
+    from shrinker.graph.sources import tree_source_reader
 
     cut = ModuleCut(deleted=unreachable_modules(tree, rules, jobs))
     if not cut.deleted:

@@ -10,12 +10,6 @@ from pathlib import Path
 
 CASES_FILE = Path(__file__).with_name("cases.toml")
 
-# What a launch may set in its servers' environment: knobs that change when kernels are compiled, never
-# which kernel runs or what it computes. SGLANG_JIT_DEEPGEMM_PRECOMPILE=0: DeepGEMM compiles each FP8 GEMM
-# on its first call instead of for every M up to 16384 at start-up (deep_gemm_wrapper/compile_utils.py);
-# the kernel for a given shape is chosen by the same heuristics either way.
-COMPILE_ONLY_ENV = frozenset({"SGLANG_JIT_DEEPGEMM_PRECOMPILE"})
-
 
 @dataclass
 class Request:
@@ -34,8 +28,7 @@ class Launch:
     groups: list[str]
     gpus: int = 1  # GPUs the launch needs (--tp-size); a machine with fewer skips it as not run
     startup_timeout_s: float | None = None  # launch -> /health 200 limit, when not [server]'s
-    # Environment both trees' servers start with (compile-time knobs only, e.g. DeepGEMM's pre-compile:
-    # they change when kernels are built, never which kernel runs)
+    # Environment both trees' servers start with (only [server].compile_only_env's knobs)
     env: dict[str, str] = field(default_factory=dict)
 
 
@@ -77,10 +70,11 @@ def load_cases(path: Path = CASES_FILE) -> Cases:
     raw = tomllib.loads(Path(path).read_text())
     cases = Cases(raw=raw)
     for item in raw.get("launch", []):
-        unknown = sorted(set(item.get("env", {})) - COMPILE_ONLY_ENV)
+        allowed = set(raw.get("server", {}).get("compile_only_env", []))  # see cases.toml [server]
+        unknown = sorted(set(item.get("env", {})) - allowed)
         if unknown:
             raise ValueError(f"launch {item['name']}: env {', '.join(unknown)} is not a compile-only knob "
-                             f"(allowed: {', '.join(sorted(COMPILE_ONLY_ENV))})")
+                             f"(allowed: {', '.join(sorted(allowed)) or 'none'})")
         cases.launches.append(Launch(name=item["name"], part=int(item["part"]), model=item["model"],
                                      flags=list(item["flags"]), groups=list(item["groups"]),
                                      gpus=int(item.get("gpus", 1)),

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import ast
 
+# Builtins that return a namespace as a dict (`globals()`, `vars()`, `locals()`): a module calling one
+# may read any of its names.
+NAMESPACE_CALLS = frozenset({"globals", "vars", "locals"})
+
 
 def names_bound_by(node: ast.AST) -> set[str]:
     """Names one node binds (imports, stores and deletes, defs, parameters, except targets, global)."""

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Optional
 
-from shrinker.graph.bindings import dotted
+from shrinker.graph.bindings import NAMESPACE_CALLS, dotted
 from shrinker.graph.parse import resolve_relative
 
 
@@ -28,18 +27,6 @@ class ModuleReads:
     # module bound as an object at module level -> the names it is bound to (others may import them)
     exported: dict[str, frozenset[str]] = field(default_factory=dict)
     dynamic: bool = False
-
-
-_DYNAMIC_CALLS = {"globals", "vars", "locals"}
-
-
-def tree_source_reader(tree: Path, module_path: Mapping[str, str]) -> Callable[[str], Optional[str]]:
-    """module -> its source in `tree` (None for a namespace package or a missing file)."""
-    def source_of(module: str) -> Optional[str]:
-        rel = module_path.get(module)
-        path = tree / rel if rel else None
-        return path.read_text(errors="replace") if path is not None and path.is_file() else None
-    return source_of
 
 
 def module_reads(source: str, module: str, is_package: bool) -> Optional[ModuleReads]:
@@ -80,7 +67,7 @@ def module_reads(source: str, module: str, is_package: bool) -> Optional[ModuleR
                 if alias.name != "*":
                     local = alias.asname or alias.name
                     bound.setdefault(local, []).append((f"{base}.{alias.name}", local))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _DYNAMIC_CALLS \
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in NAMESPACE_CALLS \
                 and not node.args:
             dynamic = True
         elif isinstance(node, ast.Attribute) and node.attr == "__dict__":

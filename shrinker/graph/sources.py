@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, Mapping, Optional
 
 from shrinker.graph.discover import IMPORT_ROOTS
 
@@ -15,3 +15,12 @@ def python_sources(tree: Path) -> Iterator[tuple[str, str]]:
         if base.is_dir():
             for path in base.rglob("*.py"):
                 yield path.relative_to(tree).as_posix(), path.read_text(errors="replace")
+
+
+def tree_source_reader(tree: Path, module_path: Mapping[str, str]) -> Callable[[str], Optional[str]]:
+    """module -> its source in `tree` (None for a namespace package or a missing file)."""
+    def source_of(module: str) -> Optional[str]:
+        rel = module_path.get(module)
+        path = tree / rel if rel else None
+        return path.read_text(errors="replace") if path is not None and path.is_file() else None
+    return source_of

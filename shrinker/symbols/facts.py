@@ -19,6 +19,8 @@ What a piece of code references (`Refs`):
               "forward_" + m -> the glob `forward_*` (only the parts made of identifier chars);
               they count where the module looks computed names up (`ModuleSymbols.lookup`);
   imports     `from X import n` inside functions (runs when the function runs): (X, n);
+  module_attrs  f("pkg.mod", "name", ...): (f, module, name); the graph reads `name` as pkg.mod's
+              attribute where a rule says f imports it (`attribute_calls`: LazyImport), else as a string;
   subclasses  `X.__subclasses__()`: every subclass of X is enumerated.
 Each maps the name to the first line it appears on (for `shrink why`).
 
@@ -36,7 +38,7 @@ import re
 from fnmatch import fnmatchcase
 from dataclasses import dataclass, field
 
-from shrinker.graph.bindings import dotted
+from shrinker.graph.bindings import NAMESPACE_CALLS, dotted
 from shrinker.graph.parse import resolve_relative
 from shrinker.symbols.guarded_lookups import quiet_nodes
 
@@ -53,7 +55,6 @@ _ANNOTATION = re.compile(r"[\w\s.,\[\]|'\"()]+\Z")
 _PATTERN_OK = re.compile(r"[\w.:*]+\Z")
 _PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdrifxXeEgGc]")
 _BRACES = re.compile(r"\{[^{}]*\}")
-_DYNAMIC_CALLS = {"globals", "vars", "locals"}
 _NOQA = re.compile(r"#\s*noqa\b", re.IGNORECASE)
 # Calls that resolve names in the CALLER's namespace (pydantic's model_rebuild() reads the
 # annotations' names from the calling module's globals): the caller's module is dynamic.
@@ -241,7 +242,7 @@ class _Collector(ast.NodeVisitor):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "format" and _is_str(func.value):
             self._pattern(_BRACES.sub("*", func.value.value.replace("*", " ")), node.lineno)  # type: ignore[attr-defined]
-        elif isinstance(func, ast.Name) and func.id in _DYNAMIC_CALLS and not node.args and not node.keywords \
+        elif isinstance(func, ast.Name) and func.id in NAMESPACE_CALLS and not node.args and not node.keywords \
                 and id(node) not in self.quiet:
             self.dynamic = self.dynamic or f"{func.id}() at line {node.lineno}"
         name = dotted(func)
@@ -254,7 +255,7 @@ class _Collector(ast.NodeVisitor):
         if not self.lookup:
             if name in _LOOKUP_CALLS and len(node.args) >= 2 and not _is_str(node.args[1]):
                 self.lookup = f"{name}(..., <computed name>) at line {node.lineno}"
-            elif name in _LOOKUP_ANY or name.rsplit(".", 1)[-1] in _LOOKUP_ANY or (name in _DYNAMIC_CALLS and node.args):
+            elif name in _LOOKUP_ANY or name.rsplit(".", 1)[-1] in _LOOKUP_ANY or (name in NAMESPACE_CALLS and node.args):
                 self.lookup = f"{name}() at line {node.lineno}"
         if self._module_attr(name, node):
             return
@@ -276,7 +277,7 @@ class _Collector(ast.NodeVisitor):
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if not self.lookup and not _is_str(node.slice) and (
                 (isinstance(node.value, ast.Attribute) and node.value.attr == "__dict__")
-                or (isinstance(node.value, ast.Call) and dotted(node.value.func) in _DYNAMIC_CALLS
+                or (isinstance(node.value, ast.Call) and dotted(node.value.func) in NAMESPACE_CALLS
                     and id(node.value) not in self.quiet)):
             self.lookup = f"namespace subscript at line {node.lineno}"
         if dotted(node.value) == "sys.modules" and isinstance(node.slice, ast.Name) and node.slice.id == "__name__":

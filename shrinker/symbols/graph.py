@@ -710,6 +710,10 @@ class SymbolGraph:
                 for kind in ("attrs", "strings"):
                     if name in getattr(refs, kind):
                         out.append((owner, kind[:-1], getattr(refs, kind)[name]))
+                for (callee, target, attr), line in refs.module_attrs.items():
+                    if attr == name and (not self.rules.imports_attribute(callee)
+                                         or symbol_id in self.resolve_export(target, attr)):
+                        out.append((owner, "string", line))
         return sorted(set(out))
 
 

@@ -531,3 +531,12 @@ def test_table_only_removed_readers(tmp_path: Path) -> None:
     assert g.live["pkg.server_args:ServerArgs.upstream_noop"].code == "table"
     assert g.live["pkg.server_args:ServerArgs.checked"].code == "attr"  # read by __post_init__ (protected)
     assert g.live["pkg.server_args:ServerArgs.__post_init__"].code == "protect"
+
+
+def test_referrers_name_the_lazy_import_that_reads_a_symbol() -> None:
+    """`shrink why` lists a LazyImport("pkg.a", "renorm") as a mention of pkg.a's renorm only."""
+    g = graph({"pkg.a": "def renorm(): pass\n", "pkg.b": "def renorm(): pass\n",
+               "pkg.main": "r = LazyImport(\"pkg.a\", \"renorm\")\nq = load_later(\"pkg.c\", \"renorm\")\n"})
+    assert ("pkg.main:<module>", "string", 1) in g.referrers("pkg.a:renorm")
+    assert ("pkg.main:<module>", "string", 1) not in g.referrers("pkg.b:renorm")
+    assert ("pkg.main:<module>", "string", 2) in g.referrers("pkg.b:renorm")  # no rule: a string like any other
