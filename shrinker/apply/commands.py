@@ -19,6 +19,9 @@ def register(app: typer.Typer) -> None:
         dry_run: bool = typer.Option(False, "--dry-run", help="Print the unified diff; change nothing."),
         reset: bool = typer.Option(False, "--reset", help="Re-create the work tree from upstream first."),
         profile: str = typer.Option("deepseek", "--profile", "-p"),
+        spec: Optional[str] = typer.Option(None, "--upstream",
+                                           help="Upstream spec whose plan to apply (default: the pin); "
+                                                "`shrink plan --upstream` with the same spec first."),
         jobs: int = typer.Option(2, "--jobs", "-j"),
         no_verify: bool = typer.Option(False, "--no-verify", help="Gate with the built-in checks only."),
         keep_failed: bool = typer.Option(False, "--keep-failed",
@@ -28,7 +31,7 @@ def register(app: typer.Typer) -> None:
         from shrinker.apply.run import apply_batches
 
         outcomes = apply_batches(profile, batch=batch, all_batches=all_batches, dry_run=dry_run, reset=reset,
-                                 jobs=jobs, use_verify=not no_verify, keep_failed=keep_failed)
+                                 jobs=jobs, use_verify=not no_verify, keep_failed=keep_failed, spec=spec)
         table = Table(title="apply")
         for col in ("#", "batch", "deleted", "edited", "lines removed", "gate", "commit", "s"):
             table.add_column(col, no_wrap=True)

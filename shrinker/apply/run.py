@@ -181,8 +181,8 @@ def batch_table(rules, batch: dict, removed: Removed):
     architectures = removed_architectures(rules, removed.registry_keys)
     if batch.get("features"):
         return PredicateTable(without_predicates(rules.platform), rules.features, architectures,
-                              rules.architectures.served)
-    return PredicateTable(rules.platform, architectures=architectures, served=rules.architectures.served)
+                              rules.architectures)
+    return PredicateTable(rules.platform, architectures=architectures, serving=rules.architectures)
 
 
 def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dry_run: bool,

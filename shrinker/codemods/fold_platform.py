@@ -400,7 +400,7 @@ class Folder:
         if value is None:
             # A test for a removed architecture folds only where that is safe; unlike a platform test
             # it is no finding when it cannot (the branch is dead code, not a wrong answer on CUDA).
-            value = architecture_compare(left, target, self.table.architectures, self.table.served)
+            value = architecture_compare(left, target, self.table)
             if value is None or not self.pure(node):
                 return None
         if not self.pure(node):
@@ -788,12 +788,13 @@ def mentions_removed_module(source: str, inputs: CodemodInputs) -> bool:
 
 
 def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re.Pattern:
-    """A regex that matches every source text where some predicate, platform string or removed
-    architecture occurs (or one of the `extra` words)."""
+    """A regex that matches every source text where some predicate, platform string, removed
+    architecture or the served model_type occurs (or one of the `extra` words)."""
     platform = inputs.rules.platform
     return _trigger_regex(tuple(p.name for p in platform.predicates) + tuple(p.name for p in platform.parameters)
                           + tuple(platform.attributes) + feature_words(inputs) + tuple(extra)
-                          + _sorted_names(inputs.table.architectures),
+                          + _sorted_names(inputs.table.architectures)
+                          + (("model_type",) if inputs.table.model_types else ()),
                           tuple(platform.strings.strings), tuple(platform.strings.families),
                           tuple(device_probe_patterns(platform)))
 

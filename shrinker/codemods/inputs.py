@@ -48,4 +48,4 @@ class CodemodInputs:
         if self.table is None:
             self.table = PredicateTable(self.rules.platform,
                                         architectures=removed_architectures(self.rules, self.removed.registry_keys),
-                                        served=self.rules.architectures.served)
+                                        serving=self.rules.architectures)

@@ -13,7 +13,8 @@ SGLang shapes handled (module-level, in functions, under `if TYPE_CHECKING:`, in
     module always raises ImportError now, so the statement becomes what runs then (`HAVE_X = False`)
   - `if TYPE_CHECKING:` blocks that empty are removed; `__all__` entries naming removed names go.
   - `isinstance(x, C)` with C bound only by a removed import folds to `False` (no instance of a class
-    whose module is gone can exist), and C leaves an `isinstance(x, (A, C))` tuple; only where `x` is
+    whose module is gone can exist), and C leaves an `isinstance(x, (A, C))` tuple or an
+    `isinstance(x, A | C)` union (configs/hybrid_arch.py from 0.5.20); only where `x` is
     a name or attribute (nothing that could have a side effect is dropped).
 
 A name bound only by a removed import and still used by remaining code is never left as a silent
@@ -239,6 +240,32 @@ def _plain_reference(node: cst.BaseExpression) -> bool:
 
 
 @lru_cache(maxsize=8)
+def _is_union(node: cst.CSTNode | None) -> bool:
+    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr)
+
+
+def _union_members(original: cst.BaseExpression, updated: cst.BaseExpression, before: cst.BitOr | None = None,
+                   top: bool = True) -> list[tuple[cst.CSTNode, cst.BaseExpression, cst.BitOr | None]]:
+    """The members of an `A | B | C` chain in order: (original node, updated node, the `|` before it).
+    A parenthesised inner chain is one member."""
+    if _is_union(original) and isinstance(updated, cst.BinaryOperation) and (top or not original.lpar):
+        return [*_union_members(original.left, updated.left, before, False),
+                *_union_members(original.right, updated.right, updated.operator, False)]  # type: ignore[arg-type]
+    return [(original, updated, before)]
+
+
+def _without_members(original: cst.BinaryOperation, updated: cst.BinaryOperation,
+                     dead: set[int]) -> cst.BaseExpression | None:
+    """`A | B | C` without the dead members, each kept `|` with its own spacing; None when all go."""
+    kept = [(u, op) for o, u, op in _union_members(original, updated) if id(o) not in dead]
+    if not kept:
+        return None
+    result = kept[0][0]
+    for member, op in kept[1:]:
+        result = cst.BinaryOperation(left=result, operator=op or cst.BitOr(), right=member)
+    return result.with_changes(lpar=updated.lpar, rpar=updated.rpar) if updated.lpar else result
+
+
 def _words(modules: frozenset[str], names: frozenset[str]) -> frozenset[str]:
     return frozenset({m.rpartition(".")[2] for m in modules} | names)
 
@@ -430,6 +457,14 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
         """Record `node` as a class argument of a builtin isinstance call whose first argument has no
         side effect; False when it is not one (then the use is a finding)."""
         parent = self.get_metadata(ParentNodeProvider, node, None)
+        in_union = _is_union(parent)
+        while _is_union(parent):  # isinstance(x, A | B): a member of the union
+            grand = self.get_metadata(ParentNodeProvider, parent, None)
+            if parent.lpar and _is_union(grand):  # type: ignore[union-attr]
+                return False  # `(A | B) | C`: an inner chain is one member, never taken apart
+            parent = grand
+        if in_union and not isinstance(parent, cst.Arg):
+            return False  # `(A | B, C)`: only a whole second argument is a union taken apart
         if isinstance(parent, cst.Element):
             parent = self.get_metadata(ParentNodeProvider, parent, None)
             if not isinstance(parent, cst.Tuple):
@@ -458,6 +493,12 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
         if not dead:
             return updated_node
         classes = original_node.args[1].value
+        if _is_union(classes):
+            self.changes["isinstance_folded"] += 1
+            union = _without_members(classes, updated_node.args[1].value, dead)
+            if union is None:
+                return cst.Name("False")
+            return updated_node.with_changes(args=[updated_node.args[0], updated_node.args[1].with_changes(value=union)])
         if not isinstance(classes, cst.Tuple):
             self.changes["isinstance_folded"] += 1
             return cst.Name("False")

@@ -104,7 +104,7 @@ FEATURE = "feature"
 def arch_table(rules: Rules, view: RegistryView) -> PredicateTable | None:
     """The platform table that also knows the architectures the registries remove, or None if none."""
     removed = removed_architectures(rules, view.removed_keys)
-    return PredicateTable(rules.platform, architectures=removed, served=rules.architectures.served) if removed else None
+    return PredicateTable(rules.platform, architectures=removed, serving=rules.architectures) if removed else None
 
 
 def feature_table(rules: Rules) -> PredicateTable | None:

@@ -14,7 +14,7 @@ import libcst as cst
 import libcst.helpers
 
 from shrinker.rules.patterns import pattern_matches
-from shrinker.rules.schema import Feature, FeatureValue, Platform, Predicate
+from shrinker.rules.schema import Architectures, Feature, FeatureValue, Platform, Predicate
 
 # What a predicate's name looks like (`is_npu`, `_use_aiter_moe`, `has_amx`); group 1: its first word,
 # which names the platform when it is one of the vocabulary's.
@@ -94,10 +94,14 @@ class PredicateTable:
     predicates (`mambaish_config(cfg)` -> None), values a name never holds (`fa_impl_ver` != 4)."""
 
     def __init__(self, platform: Platform, features: Sequence[Feature] = (), architectures: Iterable[str] = (),
-                 served: Iterable[str] = ()):
+                 serving: Architectures | None = None):
         self.platform = platform
         # Where the served model's architectures stand (`hf_config.architectures`, rules.architectures.served).
-        self.served = tuple(served)
+        self.served = tuple(serving.served) if serving else ()
+        # The model_type values the kept architectures' checkpoints carry, and where the served model's
+        # model_type stands (`*.hf_config.model_type`): `hf_config.model_type == "gpt_oss"` is False.
+        self.model_types = frozenset(serving.model_types) if serving else frozenset()
+        self.model_type_at = tuple(serving.model_type_at) if serving else ()
         # Architectures the profile removes: `arch == "Qwen2ForCausalLM"` holds only while serving one,
         # which the pruned tree cannot (its model registry lacks it), so the test is False there.
         self.architectures = frozenset(architectures)
@@ -376,30 +380,33 @@ def _compare(left: cst.BaseExpression, target: cst.ComparisonTarget, table: Pred
         text = platform_name(right) if platform_name(left) is None else platform_name(left)
         if text is not None and text in table.strings:
             return isinstance(op, cst.NotEqual)
-        return architecture_compare(left, target, table.architectures, table.served)
+        return architecture_compare(left, target, table)
     if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
         values = [_string_value(e.value) for e in right.elements]
         if values and all(v is not None and v in table.strings for v in values):
             return isinstance(op, cst.NotIn)
-    return architecture_compare(left, target, table.architectures, table.served)
+    return architecture_compare(left, target, table)
 
 
 def architecture_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
-                         architectures: frozenset[str], served: Sequence[str] = ()) -> bool | None:
+                         table: PredicateTable) -> bool | None:
     """`x == "Qwen2ForCausalLM"` / `x != ...` / `x in ("LlamaForCausalLM", ...)` where every string is an
     architecture the profile removes: False (True for != / not in). Only literals written in the test
     count: `"Qwen2ForCausalLM" in SUPPORTED` asks a collection, not the served model, and stays, unless
     the collection is one that holds the served model's architectures (`served`: the rules'
     `*.hf_config.architectures`). `x in ()`, what a literal is left with once its removed architectures
-    went, is False."""
+    went, is False. The served model's model_type (`hf_config.model_type == "gpt_oss"`) compares the same
+    way against the model types the kept architectures serve (model_type_compare)."""
     op, right = target.operator, target.comparator
     if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List)) and not right.elements:
         return isinstance(op, cst.NotIn)
-    if not architectures:
-        return None
-    if isinstance(op, (cst.In, cst.NotIn)) and served and _string_value(left) in architectures:
+    value = model_type_compare(left, target, table)
+    if value is not None or not table.architectures:
+        return value
+    architectures = table.architectures
+    if isinstance(op, (cst.In, cst.NotIn)) and table.served and _string_value(left) in architectures:
         name = dotted_name(right)
-        if name is not None and any(fnmatchcase(name, pattern) for pattern in served):
+        if name is not None and any(fnmatchcase(name, pattern) for pattern in table.served):
             return isinstance(op, cst.NotIn)
     if isinstance(op, (cst.Equal, cst.NotEqual)):
         if _string_value(left) in architectures or _string_value(right) in architectures:
@@ -408,6 +415,40 @@ def architecture_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
         values = [_string_value(e.value) for e in right.elements]
         if values and all(v in architectures for v in values):
             return isinstance(op, cst.NotIn)
+    return None
+
+
+def model_type_place(node: cst.BaseExpression) -> str | None:
+    """The dotted place a compare operand reads a model_type from: `self.hf_config.model_type`, or
+    `getattr(self.hf_config, "model_type", None)` read as the same place; None for anything else."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr" \
+            and 2 <= len(node.args) <= 3 and not any(a.keyword or a.star for a in node.args) \
+            and _string_value(node.args[1].value) == "model_type":
+        base = dotted_name(node.args[0].value)
+        return f"{base}.model_type" if base else None
+    return dotted_name(node)
+
+
+def model_type_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
+                       table: PredicateTable) -> bool | None:
+    """`<served model_type> == "gpt_oss"` / `!=` / `in ("qwen3", ...)` / `not in` where no literal is a
+    model type the kept architectures serve (rules' [architectures].model_types, globs): False (True for the
+    negations). The operand must be a place the rules name (`model_type_at`), so a model_type read off
+    some other config (a vision tower's, a loop variable) never folds."""
+    if not table.model_type_at or not table.model_types:
+        return None
+    place = model_type_place(left)
+    if place is None or not any(fnmatchcase(place, pattern) for pattern in table.model_type_at):
+        return None
+    op, right = target.operator, target.comparator
+    if isinstance(op, (cst.Equal, cst.NotEqual)):
+        values = [_string_value(right)]
+    elif isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+        values = [_string_value(e.value) for e in right.elements]
+    else:
+        return None
+    if values and all(v is not None and not any(fnmatchcase(v, t) for t in table.model_types) for v in values):
+        return isinstance(op, (cst.NotEqual, cst.NotIn))
     return None
 
 

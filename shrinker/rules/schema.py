@@ -34,6 +34,14 @@ class Architectures(_Strict):
                               description="Dotted names (globs) of the collections that hold the served model's "
                                           "architectures (`*.hf_config.architectures`): `\"Qwen2ForCausalLM\" in "
                                           "self.hf_config.architectures` is False when the profile removes it.")
+    model_types: list[str] = Field(default_factory=list,
+                                   description="The `model_type` values (config.json; globs) of the checkpoints the kept "
+                                               "architectures serve: a test of the served model's model_type for "
+                                               "any other value is False.")
+    model_type_at: list[str] = Field(default_factory=list,
+                                     description="Dotted names (globs) that hold the served model's model_type "
+                                                 "(`*.hf_config.model_type`; `getattr(x, \"model_type\", None)` "
+                                                 "reads the place `x.model_type`).")
     other_families: list[str] = Field(default_factory=list,
                                       description="Words that name model families the profile removes (`qwen`, "
                                                   "`gpt_oss`): code lines of the work tree naming one are counted "

@@ -824,6 +824,36 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             inputs=self.inputs(),
         )
 
+    def test_the_served_model_type_is_a_kept_one(self) -> None:
+        """0.5.23 serving_chat.py / hybrid_arch.py / model_config.py: the served checkpoint's model_type is
+        one the kept architectures serve (rules' [architectures].model_types)."""
+        self.assertCodemod(
+            """
+            self.is_gpt_oss = (
+                hasattr(self.tokenizer_manager.model_config, "hf_config")
+                and self.tokenizer_manager.model_config.hf_config.model_type == "gpt_oss"
+            )
+            glm = getattr(hf_config, "model_type", None) == "glm5_next" and not draft
+            is_gemma4 = self.model_config.hf_text_config.model_type in ("gemma4", "gemma4_unified")
+            other = hf_config.model_type not in ["dbrx", "mpt"]
+            dsv41 = getattr(self.hf_config, "model_type", None) == "deepseek_v41"
+            k2 = self.hf_config.model_type in ("kimi_k2", "gpt_oss")
+            task = self.model_type == "embedding"  # not the checkpoint's model_type: stays
+            vision = self.vision_config.model_type == "siglip"  # a sub-config's: stays
+            """,
+            """
+            self.is_gpt_oss = False
+            glm = False
+            is_gemma4 = False
+            other = True
+            dsv41 = getattr(self.hf_config, "model_type", None) == "deepseek_v41"
+            k2 = self.hf_config.model_type in ("kimi_k2", "gpt_oss")
+            task = self.model_type == "embedding"  # not the checkpoint's model_type: stays
+            vision = self.vision_config.model_type == "siglip"  # a sub-config's: stays
+            """,
+            inputs=self.inputs(),
+        )
+
     def test_architecture_lists_lose_the_removed_ones(self) -> None:
         self.assertCodemod(
             """

@@ -372,11 +372,43 @@ class TestIsinstanceOfRemovedClasses(CodemodTest):
             """, INPUTS, context_override=context("sglang.kernels.ops.gelu"))
 
 
+    def test_union_members_go_with_their_spacing(self) -> None:
+        """0.5.23's configs/hybrid_arch.py: `isinstance(config, Qwen3NextConfig | ... | JetVLMConfig)`."""
+        self.assertCodemod("""
+            from sglang.srt.multimodal.a import A, B
+            from torch import nn
+
+
+            def gdn(config):
+                if isinstance(
+                    config,
+                    A
+                    | nn.Linear
+                    | B,  # the hybrid ones
+                ):
+                    return config
+                return isinstance(config, A | B) or isinstance(config, (A | B))
+            """, """
+            from torch import nn
+
+
+            def gdn(config):
+                if isinstance(
+                    config,
+                    nn.Linear,  # the hybrid ones
+                ):
+                    return config
+                return False or False
+            """, INPUTS, context_override=context("sglang.srt.configs.hybrid_arch"))
+
+
 def test_isinstance_of_a_call_or_a_shadowed_isinstance_stays_a_finding() -> None:
     code = """\
         from sglang.srt.multimodal.a import A
 
         x = isinstance(make(), A)
+        y = isinstance(x, (A | int) | str)  # an inner chain is one member
+        z = isinstance(x, (A | int, str))
 
 
         def isinstance(a, b):
@@ -384,7 +416,7 @@ def test_isinstance_of_a_call_or_a_shadowed_isinstance_stays_a_finding() -> None
         """
     _, transform = run(RemoveImportsOfRemovedModules, code, INPUTS)
     assert [f.split(": ", 1)[1] for f in transform.findings] == [
-        "A from removed module sglang.srt.multimodal.a is still used"]
+        "A from removed module sglang.srt.multimodal.a is still used"] * 3
     assert assert_idempotent(RemoveImportsOfRemovedModules, ISINSTANCE_BEFORE, INPUTS).count("isinstance(") == 1
 
 
