@@ -21,7 +21,7 @@ from shrinker.console import console
 from shrinker.errors import ShrinkError
 from shrinker.graph.discover import IMPORT_ROOTS, module_name
 from shrinker.graph.parse import count_lines
-from shrinker.graph.sources import python_sources
+from shrinker.graph.sources import python_sources, single_file_words
 from shrinker.plan.run import load_batches
 from shrinker.rules.load import load_rules
 from shrinker.upstream import load
@@ -113,6 +113,11 @@ def method_definitions(tree: Path) -> Counter[str]:
     return counts
 
 
+def _folds(batch: dict) -> bool:
+    """The batch runs a folding codemod (the only readers of single_file_words)."""
+    return any(e["name"] in ("fold_platform", "fold_features") for e in batch["codemods"])
+
+
 def plan_digest(plan: dict) -> str:
     """A short hash of the plan a batch was applied from: a changed plan needs --reset."""
     import hashlib
@@ -202,7 +207,8 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
     methods = method_definitions(tree)
     inputs = CodemodInputs(rules=rules, removed=removed, defined_methods=frozenset(methods),
                            shared_methods=frozenset(n for n, c in methods.items() if c > 1),
-                           table=batch_table(rules, batch, removed))
+                           table=batch_table(rules, batch, removed),
+                           single_file_words=single_file_words(tree) if _folds(batch) else None)
     failures, findings = [], []
     edited_removed = 0
     later = _deleted_after(plan, number)

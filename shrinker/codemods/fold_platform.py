@@ -47,6 +47,7 @@ from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
 from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.parameters import fixed_values
+from shrinker.codemods.attribute_constants import attribute_constants, attribute_vocabulary
 from shrinker.rules.predicates import (architecture_compare, build_attribute, combine, device_probe,
                                        device_probe_patterns,
                                        env_flag_name, never_compare, other_devices_only, platform_attribute_probe,
@@ -127,6 +128,9 @@ class Folder:
         # Private names the module binds once, to None, and nowhere else (`_fused_kernel = None` whose
         # platform import went): `_fused_kernel is None` is True.
         self.none_names: frozenset[str] = frozenset()
+        # Attributes a class sets once, in __init__, to a constant, and reads only as `self.X` (module
+        # attribute_constants): `self.use_aiter_fused_fp8_writer` reads False.
+        self.attribute_constants: dict[str, Optional[bool]] = {}
         # Top-level names bound once, to a value a predicate decides, and nowhere else in the module
         # (`_is_gfx1250 = _is_hip and is_gfx1250_supported()`): each read is that constant.
         self.constants: dict[str, bool] = {}
@@ -189,6 +193,10 @@ class Folder:
             return self._fold_name(node, as_value)
         if build_attribute(node, self.table.platform, self.table.strings) is not None:
             return Fold(cst.Name("None"), False, True, True)  # `torch.version.hip` is None on a CUDA build
+        if (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
+                and node.attr.value in self.attribute_constants):
+            known = self.attribute_constants[node.attr.value]
+            return Fold(cst.Name("None") if known is None else constant(known), bool(known), True, True)
         if isinstance(node, cst.Attribute):
             fact = platform_fact(node, self.table.platform)  # `get_platform().is_hip` is `is_hip()`
             value = self.table.value(fact or node.attr.value, called=fact is not None)
@@ -381,7 +389,9 @@ class Folder:
         op, left, right = target.operator, node.left, target.comparator
         strings = self.table.strings
         none = ((isinstance(left, cst.Name) and left.value in self.none_names)
-                or build_attribute(left, self.table.platform, strings) is not None)
+                or build_attribute(left, self.table.platform, strings) is not None
+                or (isinstance(left, cst.Attribute) and isinstance(left.value, cst.Name) and left.value.value == "self"
+                    and left.attr.value in self.attribute_constants and self.attribute_constants[left.attr.value] is None))
         if isinstance(op, (cst.Is, cst.IsNot)) and none and isinstance(right, cst.Name) and right.value == "None":
             value = isinstance(op, cst.Is)
             return Fold(constant(value), value, True, True)
@@ -710,7 +720,10 @@ class PredicateScope:
         before = original if original is not None else tree
         self.folder.constants = module_constants(before, self.folder)
         self._function_constants = function_constants(before, self.folder)
-        widen = dead | self.folder.none_names | frozenset(self.folder.constants)
+        self.folder.attribute_constants = attribute_constants(before, self.folder, self.inputs.single_file_words,
+                                                              attribute_vocabulary(self.inputs.rules))
+        widen = (dead | self.folder.none_names | frozenset(self.folder.constants)
+                 | frozenset(self.folder.attribute_constants))
         if widen and self._prune is not None:
             self._prune = re.compile(self._prune.pattern + "|" + "|".join(rf"\b{re.escape(n)}\b" for n in sorted(widen)))
 
@@ -750,7 +763,30 @@ class PredicateScope:
         result = drop_unread_constants(updated_node, local)
         if result is not updated_node:
             self.count("constants_dropped", len(updated_node.body.body) - len(result.body.body))
+        if result.name.value == "__init__" and self.folder.attribute_constants:
+            result = self._drop_attribute_stores(result)
         return result
+
+    def _drop_attribute_stores(self, init: cst.FunctionDef) -> cst.FunctionDef:
+        """`__init__` without the top-level stores of its attribute constants (every read folded)."""
+        if not isinstance(init.body, cst.IndentedBlock):
+            return init
+
+        def is_store(stmt: cst.BaseStatement) -> bool:
+            return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                    and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1
+                    and isinstance(target := stmt.body[0].targets[0].target, cst.Attribute)
+                    and isinstance(target.value, cst.Name) and target.value.value == "self"
+                    and target.attr.value in self.folder.attribute_constants
+                    and self.folder.pure(stmt.body[0].value))
+
+        kept = [s for s in init.body.body if not is_store(s)]
+        if len(kept) == len(init.body.body):
+            return init
+        self.count("attribute_constants_dropped", len(init.body.body) - len(kept))
+        if not kept:
+            kept = [cst.SimpleStatementLine([cst.Pass()])]
+        return init.with_changes(body=init.body.with_changes(body=kept))
 
     def visit_Lambda(self, node: cst.Lambda) -> Optional[bool]:
         self._params.append(param_names(node.params))

@@ -43,6 +43,9 @@ class CodemodInputs:
     # Method names defined anywhere in the kept tree (None = not known): a string naming a platform
     # method no class defines is a label, not a lookup, so remove_platform_methods does not report it.
     defined_methods: frozenset[str] | None = None
+    # Identifiers that occur in one file of the kept tree only (None = not known): an attribute whose name
+    # is one is read and written nowhere else (fold_platform's attribute constants).
+    single_file_words: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if self.table is None:

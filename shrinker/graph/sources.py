@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Optional
 
@@ -24,3 +26,15 @@ def tree_source_reader(tree: Path, module_path: Mapping[str, str]) -> Callable[[
         path = tree / rel if rel else None
         return path.read_text(errors="replace") if path is not None and path.is_file() else None
     return source_of
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def single_file_words(tree: Path) -> frozenset[str]:
+    """Identifiers (any word of the source text: names, attributes, strings, comments) that occur in one
+    .py file of `tree` only."""
+    files: Counter[str] = Counter()
+    for _, text in python_sources(tree):
+        files.update(set(_IDENTIFIER.findall(text)))
+    return frozenset(word for word, n in files.items() if n == 1)

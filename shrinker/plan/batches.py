@@ -65,12 +65,15 @@ def _matches(batch_categories: list[str], category: str) -> bool:
 
 
 def _platform_pattern(rules: Rules) -> re.Pattern:
-    """A cheap text pre-filter: files that name a predicate, platform method or platform package."""
+    """A cheap text pre-filter: files that name a predicate, platform method or platform package, or the
+    served model's model_type."""
     words = []
     for pred in rules.platform.predicates:
         words.append(re.escape(pred.name).replace(r"\*", r"\w*"))
     words += [re.escape(m).replace(r"\*", r"\w*") for m in [*rules.platform.methods, *rules.platform.classes]]
     words += [re.escape(p) for p in rules.platform.packages]
+    if rules.architectures.model_type_at:  # the served model_type folds too (`hf_config.model_type == "gpt_oss"`)
+        words.append("model_type")
     vocabulary = vocabulary_patterns(rules.platform.strings.strings, rules.platform.strings.families)
     return re.compile("|".join([rf"\b(?:{'|'.join(words)})\b", *vocabulary]))
 

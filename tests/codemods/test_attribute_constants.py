@@ -1,0 +1,184 @@
+"""Attribute constants (shrinker/codemods/attribute_constants.py): `self.X` set once in `__init__` to a value
+the fold decides, read only in that class, folds at every read (fold_platform), and its store goes."""
+
+from __future__ import annotations
+
+import textwrap
+
+from shrinker.codemods.inputs import CodemodInputs, Removed
+from shrinker.codemods.pipeline import transform_source
+from shrinker.rules.load import load_rules
+
+# 0.5.23 layers/attention/dsa/dsa_indexer.py and entrypoints/openai/serving_chat.py, cut down.
+BEFORE = '''\
+from sglang.srt.utils import is_hip
+
+_is_hip = is_hip()
+
+
+class Indexer:
+    def __init__(self, cfg, model_config):
+        self.cfg = cfg
+        if _is_hip:
+            self.use_aiter_fused_fp8_writer = cfg.fused
+        else:
+            self.use_aiter_fused_fp8_writer = False
+        self.is_gpt_oss = (
+            hasattr(model_config, "hf_config")
+            and model_config.hf_config.model_type == "gpt_oss"
+        )
+        self.use_gfx950_fused_indexer = False  # set on MI355 only
+        self._gfx950_fused = None
+
+    def forward(self, x):
+        if self.use_aiter_fused_fp8_writer:
+            x = self.write_fp8(x)
+        if self.is_gpt_oss and x:
+            return None
+        if self._gfx950_fused is not None:
+            return self._gfx950_fused(x)
+        return x if not self.use_gfx950_fused_indexer else None
+'''
+
+AFTER = '''\
+from sglang.srt.utils import is_hip
+
+
+class Indexer:
+    def __init__(self, cfg, model_config):
+        self.cfg = cfg
+
+    def forward(self, x):
+        return x
+'''
+
+
+def inputs(words: frozenset[str] | None) -> CodemodInputs:
+    return CodemodInputs(rules=load_rules("deepseek"), removed=Removed(), single_file_words=words)
+
+
+ALL_HERE = frozenset({"use_aiter_fused_fp8_writer", "is_gpt_oss", "use_gfx950_fused_indexer", "_gfx950_fused"})
+
+
+def run(code: str, words: frozenset[str] | None) -> str:
+    result = transform_source(code, path="sglang/srt/x.py", module="sglang.srt.x", inputs=inputs(words),
+                              codemods=["fold_platform", "remove_unused_names"])
+    assert result.status in ("success", "skip"), result.error
+    return result.code
+
+
+def test_reads_fold_and_top_level_stores_go() -> None:
+    out = run(BEFORE, ALL_HERE)
+    assert out == AFTER
+    assert run(out, ALL_HERE) == out  # idempotent
+
+
+def test_a_name_another_file_mentions_stays() -> None:
+    out = run(BEFORE, ALL_HERE - {"is_gpt_oss"})
+    assert "self.is_gpt_oss = False" in out and "if self.is_gpt_oss and x:" in out
+
+
+def test_without_the_tree_wide_count_nothing_folds() -> None:
+    out = run(BEFORE, None)
+    # (`self.use_aiter_*` reads fold anyway: the vocabulary makes `use_aiter_*` a platform predicate)
+    assert "if self.is_gpt_oss and x:" in out and "self._gfx950_fused(x)" in out
+
+
+def _unchanged_reads(snippet: str) -> None:
+    code = textwrap.dedent(snippet)
+    out = run(code, frozenset({"gpt_oss_mode"}))
+    assert out.count("self.gpt_oss_mode") == code.count("self.gpt_oss_mode"), out
+
+
+def test_what_keeps_an_attribute_variable() -> None:
+    # written outside __init__
+    _unchanged_reads('''
+        class A:
+            def __init__(self):
+                self.gpt_oss_mode = False
+
+            def enable(self):
+                self.gpt_oss_mode = True
+
+            def f(self):
+                return 1 if self.gpt_oss_mode else 2
+        ''')
+    # set under a test the fold cannot decide, or in a loop
+    _unchanged_reads('''
+        class A:
+            def __init__(self, on):
+                if on:
+                    self.gpt_oss_mode = False
+                for _ in range(1):
+                    pass
+
+            def f(self):
+                return 1 if self.gpt_oss_mode else 2
+        ''')
+    # read before it is set (upstream raises), or __init__ may return first
+    _unchanged_reads('''
+        class A:
+            def __init__(self):
+                print(self.gpt_oss_mode)
+                self.gpt_oss_mode = False
+
+            def f(self):
+                return 1 if self.gpt_oss_mode else 2
+        ''')
+    _unchanged_reads('''
+        class A:
+            def __init__(self, early):
+                if early:
+                    return
+                self.gpt_oss_mode = False
+
+            def f(self):
+                return 1 if self.gpt_oss_mode else 2
+        ''')
+    # named in a string (getattr), by another class, in a nested function, or written by name
+    _unchanged_reads('''
+        class A:
+            def __init__(self):
+                self.gpt_oss_mode = False
+
+            def f(self):
+                return getattr(self, "gpt_oss_mode")
+        ''')
+    _unchanged_reads('''
+        class A:
+            def __init__(self):
+                self.gpt_oss_mode = False
+
+            def f(self):
+                def g():
+                    return self.gpt_oss_mode
+                return g()
+        ''')
+    _unchanged_reads('''
+        class A:
+            def __init__(self, **kw):
+                self.gpt_oss_mode = False
+                for k, v in kw.items():
+                    setattr(self, k, v)
+
+            def f(self):
+                return 1 if self.gpt_oss_mode else 2
+        ''')
+    # a value that is not a constant, and a name outside the vocabularies
+    _unchanged_reads('''
+        class A:
+            def __init__(self, cfg):
+                self.gpt_oss_mode = cfg.fused
+
+            def f(self):
+                return 1 if self.gpt_oss_mode else 2
+        ''')
+    code = textwrap.dedent('''
+        class A:
+            def __init__(self):
+                self.fused = False
+
+            def f(self):
+                return 1 if self.fused else 2
+        ''')
+    assert run(code, frozenset({"fused"})) == code

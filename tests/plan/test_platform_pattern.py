@@ -1,0 +1,13 @@
+"""The plan's pre-filter for the platform batch's folding codemods (shrinker/plan/batches._platform_pattern)."""
+
+from shrinker.plan.batches import _platform_pattern
+from shrinker.rules.load import load_rules
+
+
+def test_files_testing_the_served_model_type_are_folded() -> None:
+    # 0.5.23 serving_chat.py names no platform, only `...hf_config.model_type == "gpt_oss"`: the platform
+    # batch must still fold it ([architectures].model_type_at), or the test stays in the tree
+    pattern = _platform_pattern(load_rules("deepseek"))
+    assert pattern.search('self.is_gpt_oss = model_config.hf_config.model_type == "gpt_oss"')
+    assert pattern.search("if _is_hip:")
+    assert not pattern.search("self.modeltype = kind")
