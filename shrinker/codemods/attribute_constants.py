@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
@@ -35,19 +34,6 @@ if TYPE_CHECKING:
 
 Constant = Optional[bool]  # True, False or None
 _BY_NAME = re.compile(r"setattr\(\s*self\b|__dict__|vars\(\s*self\s*\)")
-
-
-@lru_cache(maxsize=8)
-def _vocabulary_name(words: tuple[str, ...]) -> re.Pattern:
-    either = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
-    return re.compile(rf"(?:^|_)(?:{either})\d*(?=_|$)", re.IGNORECASE)
-
-
-def attribute_vocabulary(rules) -> re.Pattern:
-    """Attribute names one of whose `_`-separated parts names another platform (its vocabulary's strings
-    and families: `use_aiter_...`, `use_gfx950_...`) or another model family (`is_gpt_oss`, `is_gemma4`)."""
-    strings = rules.platform.strings
-    return _vocabulary_name(tuple([*strings.strings, *strings.families, *rules.architectures.other_families]))
 
 
 @dataclass
@@ -71,6 +57,7 @@ class _Scan(cst.CSTVisitor):
         self._functions: list[tuple[int, str]] = []  # (class depth, name)
         self._targets: set[int] = set()
         self._simple: dict[int, cst.Assign] = {}
+        self._order = 0  # `self.X` nodes seen so far
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(f"{self._classes[-1]}.{node.name.value}" if self._classes else node.name.value)
@@ -132,9 +119,9 @@ class _Scan(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Name) and node.value.value == "self":
-            use = _Use(node, self._classes[-1] if self._classes else None, self._method(),
-                       sum(len(u) for u in self.uses.values()), store=id(node) in self._targets,
-                       simple_store=self._simple.get(id(node)))
+            self._order += 1
+            use = _Use(node, self._classes[-1] if self._classes else None, self._method(), self._order,
+                       store=id(node) in self._targets, simple_store=self._simple.get(id(node)))
             self.uses.setdefault(node.attr.value, []).append(use)
 
 

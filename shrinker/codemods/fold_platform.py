@@ -47,10 +47,10 @@ from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
 from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.parameters import fixed_values
-from shrinker.codemods.attribute_constants import attribute_constants, attribute_vocabulary
-from shrinker.rules.predicates import (architecture_compare, build_attribute, combine, device_probe,
-                                       device_probe_patterns,
-                                       env_flag_name, never_compare, other_devices_only, platform_attribute_probe,
+from shrinker.codemods.attribute_constants import attribute_constants
+from shrinker.rules.predicates import (architecture_compare, attribute_vocabulary, build_attribute, combine,
+                                       device_probe, device_probe_patterns, env_flag_name, model_type_words,
+                                       never_compare, other_devices_only, platform_attribute_probe,
                                        platform_fact, platform_name, vocabulary_patterns)
 
 # Python builtins (and os env readers) whose calls have no side effects worth keeping; `frozenset` of
@@ -830,7 +830,7 @@ def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re
     return _trigger_regex(tuple(p.name for p in platform.predicates) + tuple(p.name for p in platform.parameters)
                           + tuple(platform.attributes) + feature_words(inputs) + tuple(extra)
                           + _sorted_names(inputs.table.architectures)
-                          + (("model_type",) if inputs.table.model_types else ()),
+                          + model_type_words(inputs.rules.architectures),
                           tuple(platform.strings.strings), tuple(platform.strings.families),
                           tuple(device_probe_patterns(platform)))
 

@@ -13,7 +13,7 @@ from shrinker.graph.records import Decision
 from shrinker.graph.reexports import defining_modules, import_origins
 from shrinker.plan.reach import Reach
 from shrinker.rules.patterns import name_glob_regex
-from shrinker.rules.predicates import vocabulary_patterns
+from shrinker.rules.predicates import model_type_words, vocabulary_patterns
 from shrinker.rules.schema import Rules
 
 
@@ -72,8 +72,7 @@ def _platform_pattern(rules: Rules) -> re.Pattern:
         words.append(re.escape(pred.name).replace(r"\*", r"\w*"))
     words += [re.escape(m).replace(r"\*", r"\w*") for m in [*rules.platform.methods, *rules.platform.classes]]
     words += [re.escape(p) for p in rules.platform.packages]
-    if rules.architectures.model_type_at:  # the served model_type folds too (`hf_config.model_type == "gpt_oss"`)
-        words.append("model_type")
+    words += model_type_words(rules.architectures)  # the served model_type folds too (`hf_config.model_type`)
     vocabulary = vocabulary_patterns(rules.platform.strings.strings, rules.platform.strings.families)
     return re.compile("|".join([rf"\b(?:{'|'.join(words)})\b", *vocabulary]))
 

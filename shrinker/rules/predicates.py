@@ -76,6 +76,19 @@ def vocabulary_patterns(strings: Sequence[str], families: Sequence[str] = ()) ->
             rf"\b_?(?:is|use|has)_(?:{either})(?:_\w*)?\b"]
 
 
+@lru_cache(maxsize=8)
+def _vocabulary_name(words: tuple[str, ...]) -> re.Pattern:
+    either = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
+    return re.compile(rf"(?:^|_)(?:{either})\d*(?=_|$)", re.IGNORECASE)
+
+
+def attribute_vocabulary(rules) -> re.Pattern:
+    """Attribute names one of whose `_`-separated parts names another platform (its vocabulary's strings
+    and families: `use_aiter_...`, `use_gfx950_...`) or another model family (`is_gpt_oss`, `is_gemma4`)."""
+    strings = rules.platform.strings
+    return _vocabulary_name(tuple([*strings.strings, *strings.families, *rules.architectures.other_families]))
+
+
 def feature_class_globs(rules) -> list[str]:
     """The class globs every [[features]] rule names (`classes`): removed with their feature."""
     return [c for f in rules.features for c in f.classes]
@@ -419,14 +432,20 @@ def architecture_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
 
 
 def model_type_place(node: cst.BaseExpression) -> str | None:
-    """The dotted place a compare operand reads a model_type from: `self.hf_config.model_type`, or
-    `getattr(self.hf_config, "model_type", None)` read as the same place; None for anything else."""
+    """The dotted place a compare operand reads: `self.hf_config.model_type`, or `getattr(self.hf_config,
+    "model_type", None)` read as the same place (the rules' `model_type_at` globs say which places hold the
+    served model_type); None for anything else."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr" \
-            and 2 <= len(node.args) <= 3 and not any(a.keyword or a.star for a in node.args) \
-            and _string_value(node.args[1].value) == "model_type":
-        base = dotted_name(node.args[0].value)
-        return f"{base}.model_type" if base else None
+            and 2 <= len(node.args) <= 3 and not any(a.keyword or a.star for a in node.args):
+        base, name = dotted_name(node.args[0].value), _string_value(node.args[1].value)
+        return f"{base}.{name}" if base and name else None
     return dotted_name(node)
+
+
+def model_type_words(serving: Architectures) -> tuple[str, ...]:
+    """The attribute names the served model_type is read by (the last part of each `model_type_at` glob):
+    a file naming none of them tests no model_type (the folding codemods' and the plan's pre-filters)."""
+    return tuple(sorted({glob.rpartition(".")[2] for glob in serving.model_type_at} if serving.model_types else ()))
 
 
 def model_type_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,

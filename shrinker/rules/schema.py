@@ -45,7 +45,8 @@ class Architectures(_Strict):
     other_families: list[str] = Field(default_factory=list,
                                       description="Words that name model families the profile removes (`qwen`, "
                                                   "`gpt_oss`): code lines of the work tree naming one are counted "
-                                                  "in apply.md (issue 17's measure).")
+                                                  "in apply.md (issue 17's measure), and an attribute named "
+                                                  "for one may fold as a constant (`self.is_gpt_oss`).")
 
 
 class Predicate(_Strict):
