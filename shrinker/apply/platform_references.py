@@ -52,13 +52,20 @@ def reference_pattern(rules) -> re.Pattern:
     return re.compile("|".join(vocabulary_patterns(strings.strings, strings.families) + exact + globs))
 
 
-def family_pattern(families: list[str]) -> re.Pattern | None:
+def family_pattern(families: list[str], served: list[str] = ()) -> re.Pattern | None:
     """A family word standing alone or starting a CamelCase name: `Qwen2ForCausalLM`, `LlamaMLP`,
-    `is_qwen3_next`, not `Qwenlike` or `cllama`."""
+    `is_qwen3_next`, not `Qwenlike` or `cllama`. A served model_type that starts with a family word
+    (`kimi_k2`: Kimi K2 is a DeepSeek-V3 checkpoint) is not that family, however it is spelled
+    (`KimiK2Detector`, `"kimi-k2"`), while a longer one is (`kimi_k25`, `kimi_k2_5`)."""
     if not families:
         return None
-    either = "|".join(re.escape(f) for f in sorted(families, key=len, reverse=True))
-    return re.compile(rf"(?<![A-Za-z])(?i:{either})(?![a-z])")
+    alternatives = []
+    for family in sorted(families, key=len, reverse=True):
+        rests = [t[len(family):].lstrip("_-") for t in served if "*" not in t and t.lower().startswith(family.lower())
+                 and t[len(family):len(family) + 1] in ("_", "-")]
+        spelled = "".join(rf"(?![_-]?(?i:{re.escape(r)})(?![_.-]?[0-9]))" for r in rests if r)
+        alternatives.append(rf"(?i:{re.escape(family)})(?![a-z]){spelled}")
+    return re.compile(rf"(?<![A-Za-z])(?:{'|'.join(alternatives)})")
 
 
 def platform_references(tree: Path, rules) -> PlatformReferences:
@@ -68,7 +75,7 @@ def platform_references(tree: Path, rules) -> PlatformReferences:
 
 def model_references(tree: Path, rules) -> PlatformReferences | None:
     """Code lines naming another model family; None when the rules name no family."""
-    pattern = family_pattern(rules.architectures.other_families)
+    pattern = family_pattern(rules.architectures.other_families, rules.architectures.model_types)
     return None if pattern is None else _references(tree, pattern, pattern)
 
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from shrinker.console import console
 from shrinker.errors import ShrinkError
 from shrinker.graph.discover import IMPORT_ROOTS, module_name
 from shrinker.graph.parse import count_lines
-from shrinker.graph.sources import python_sources, single_file_words
+from shrinker.graph.sources import method_definitions, name_table, python_sources, single_file_words
 from shrinker.plan.run import load_batches
 from shrinker.rules.load import load_rules
 from shrinker.upstream import load
@@ -99,18 +98,6 @@ def _removed_through(plan: dict, number: int, tree: Path, class_globs: list[str]
     removed.imported = imported_names_from_facts(facts, removed, tree_source_reader(tree, graph.module_path))
     removed.origins = import_origins(facts)
     return removed
-
-
-_METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
-
-
-def method_definitions(tree: Path) -> Counter[str]:
-    """How often each name is defined as an indented `def` across the tree: a method (over-approximated:
-    nested functions count too, which only keeps more methods and reports more strings)."""
-    counts: Counter[str] = Counter()
-    for _, text in python_sources(tree):
-        counts.update(_METHOD_DEF.findall(text))
-    return counts
 
 
 def _folds(batch: dict) -> bool:
@@ -208,7 +195,9 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
     inputs = CodemodInputs(rules=rules, removed=removed, defined_methods=frozenset(methods),
                            shared_methods=frozenset(n for n, c in methods.items() if c > 1),
                            table=batch_table(rules, batch, removed),
-                           single_file_words=single_file_words(tree) if _folds(batch) else None)
+                           single_file_words=single_file_words(tree) if _folds(batch) else None,
+                           backend_methods=(name_table(tree, rules.platform.backend_methods)
+                                            if rules.platform.backend_methods else None))
     failures, findings = [], []
     edited_removed = 0
     later = _deleted_after(plan, number)

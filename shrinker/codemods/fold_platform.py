@@ -24,7 +24,8 @@ Where it folds (the choice, so untouched code stays untouched):
   is_gfx1250_supported()`), or a function's local bound once at the top of its body, is that constant
   wherever it is read; a local nothing reads any more then goes.
 - NOT folded: definitions (`def is_hip(): ...`, `_is_hip = is_hip()` stay; the unused-names codemod
-  drops them once nothing reads them), `while`.
+  drops them once nothing reads them), `while`. A definition's body folds like any other code: one that
+  reads `torch.version.hip` returns its CUDA value (`return False`).
 - NOT folded: names bound as parameters of an enclosing function or lambda (`def f(is_aiter_moe):
   if is_aiter_moe:`): the caller decides their value. Reported as a finding.
 """

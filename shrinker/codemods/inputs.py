@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from shrinker.rules.predicates import PredicateTable, removed_architectures
 from shrinker.rules.schema import Rules
@@ -46,6 +47,9 @@ class CodemodInputs:
     # Identifiers that occur in one file of the kept tree only (None = not known): an attribute whose name
     # is one is read and written nowhere else (fold_platform's attribute constants).
     single_file_words: frozenset[str] | None = None
+    # Kernel backend (enum member name) -> the method that runs it, from [platform].backend_methods (None =
+    # not known: remove_other_device_backends removes nothing).
+    backend_methods: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.table is None:

@@ -12,7 +12,8 @@ Codemods are found by NAME in CODEMODS (the names rules/<profile>.toml [[batches
 fold_platform -> remove_dead_branches (the folded tests decide branches) and, after any platform
 codemod, remove_platform_imports (imports only the removed code used) and, after folding,
 remove_platform_bound (functions left always raising NameError; remove_platform_methods runs once
-more after it removed something, for a platform method whose callers it took); remove_platform_classes, when a batch
+more after it removed something, for a platform method whose callers it took), remove_platform_methods ->
+remove_other_device_backends (a fused op's backend methods only other devices run); remove_platform_classes, when a batch
 names it, runs first; the platform group runs in
 its canonical order at the place of its first member, other codemods keep the order given.
 """
@@ -49,7 +50,7 @@ CODEMODS: dict[str, type[ShrinkCodemod]] = {
 
 # Modules of codemods written alongside these; each may be absent while it is being written.
 _OPTIONAL_MODULES = ("removed_imports", "registries", "cli_choices", "unused_names", "platform_bound",
-                     "platform_classes", "dead_symbols")
+                     "platform_classes", "dead_symbols", "device_backends")
 
 
 def _load_optional() -> None:
@@ -70,12 +71,12 @@ def _load_optional() -> None:
 _load_optional()
 
 PLATFORM_GROUP = ("remove_platform_classes", "fold_platform", "remove_dead_branches", "remove_platform_methods",
-                  "remove_platform_bound", "remove_platform_imports")
+                  "remove_other_device_backends", "remove_platform_bound", "remove_platform_imports")
 _IMPLIES = {
     "fold_platform": ("remove_dead_branches", "remove_platform_imports", "remove_platform_bound"),
     "fold_features": ("remove_dead_branches",),
     "remove_dead_branches": ("remove_platform_imports",),
-    "remove_platform_methods": ("remove_platform_imports",),
+    "remove_platform_methods": ("remove_other_device_backends", "remove_platform_imports"),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import Counter
 from pathlib import Path
@@ -38,3 +39,43 @@ def single_file_words(tree: Path) -> frozenset[str]:
     for _, text in python_sources(tree):
         files.update(set(_IDENTIFIER.findall(text)))
     return frozenset(word for word, n in files.items() if n == 1)
+
+
+_METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+
+
+def method_definitions(tree: Path) -> Counter[str]:
+    """How often each name is defined as an indented `def` across the tree: a method (over-approximated:
+    nested functions count too, which only keeps more methods and reports more strings)."""
+    counts: Counter[str] = Counter()
+    for _, text in python_sources(tree):
+        counts.update(_METHOD_DEF.findall(text))
+    return counts
+
+
+def name_table(tree: Path, where: str) -> dict[str, str]:
+    """`module:NAME` of a top-level dict literal of string values keyed by enum members (fused_op's
+    `BACKEND_METHODS = {KernelBackend.AOT: "forward_aot", ...}`) -> {"AOT": "forward_aot", ...}; {} when the
+    module or the name is absent (a release before the table) or an entry is not of that shape."""
+    module, _, name = where.partition(":")
+    rel = Path(*module.split("."))
+    for root in IMPORT_ROOTS:
+        for path in (tree / root / rel.with_suffix(".py"), tree / root / rel / "__init__.py"):
+            if path.is_file():
+                return _name_table(ast.parse(path.read_text(errors="replace")), name)
+    return {}
+
+
+def _name_table(module: ast.Module, name: str) -> dict[str, str]:
+    for stmt in module.body:
+        target = (stmt.target if isinstance(stmt, ast.AnnAssign)
+                  else stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None)
+        if not (isinstance(target, ast.Name) and target.id == name and isinstance(stmt.value, ast.Dict)):
+            continue
+        table = {}
+        for key, value in zip(stmt.value.keys, stmt.value.values):
+            if not (isinstance(key, ast.Attribute) and isinstance(value, ast.Constant) and isinstance(value.value, str)):
+                return {}
+            table[key.attr] = value.value
+        return table
+    return {}

@@ -13,7 +13,7 @@ from shrinker.graph.records import Decision
 from shrinker.graph.reexports import defining_modules, import_origins
 from shrinker.plan.reach import Reach
 from shrinker.rules.patterns import name_glob_regex
-from shrinker.rules.predicates import model_type_words, vocabulary_patterns
+from shrinker.rules.predicates import device_probe_patterns, model_type_words, vocabulary_patterns
 from shrinker.rules.schema import Rules
 
 
@@ -74,7 +74,8 @@ def _platform_pattern(rules: Rules) -> re.Pattern:
     words += [re.escape(p) for p in rules.platform.packages]
     words += model_type_words(rules.architectures)  # the served model_type folds too (`hf_config.model_type`)
     vocabulary = vocabulary_patterns(rules.platform.strings.strings, rules.platform.strings.families)
-    return re.compile("|".join([rf"\b(?:{'|'.join(words)})\b", *vocabulary]))
+    probes = device_probe_patterns(rules.platform)  # `torch.version.hip`, `torch.xpu.is_available()`
+    return re.compile("|".join([rf"\b(?:{'|'.join(words)})\b", *vocabulary, *probes]))
 
 
 def _feature_pattern(rules: Rules) -> re.Pattern:

@@ -283,9 +283,11 @@ def device_probe(node: cst.Call, platform: Platform, strings: "PlatformStrings")
 
 
 def device_probe_patterns(platform: Platform) -> list[str]:
-    """Regex alternatives for the device probes (a pre-filter of the files a fold reads)."""
+    """Regex alternatives for the device probes and build attributes (`torch.xpu.is_available`,
+    `torch.version.hip`): a pre-filter of the files a fold reads."""
     words = "|".join(re.escape(s) for s in platform.strings.strings)
-    return [re.escape(p).replace(r"\*", f"(?:{words})") for p in platform.device_probes if words]
+    globs = [*platform.device_probes, *platform.build_attributes]
+    return [re.escape(p).replace(r"\*", f"(?:{words})") + r"\b" for p in globs if words]
 
 
 def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "",

@@ -45,8 +45,9 @@ class Architectures(_Strict):
     other_families: list[str] = Field(default_factory=list,
                                       description="Words that name model families the profile removes (`qwen`, "
                                                   "`gpt_oss`): code lines of the work tree naming one are counted "
-                                                  "in apply.md (issue 17's measure), and an attribute named "
-                                                  "for one may fold as a constant (`self.is_gpt_oss`).")
+                                                  "in apply.md (issue 17's measure; a model_type of model_types "
+                                                  "that starts with one, `kimi_k2`, is not that family), and an "
+                                                  "attribute named for one may fold as a constant (`self.is_gpt_oss`).")
 
 
 class Predicate(_Strict):
@@ -139,6 +140,11 @@ class Platform(_Strict):
                                            description="Keyword arguments that say which devices a record serves "
                                                        "(`KernelSpec(capabilities=...)`): a record naming only other "
                                                        "platforms' devices is never dispatched on CUDA.")
+    backend_methods: str | None = Field(None,
+                                        description="`module:NAME` of the table mapping each kernel backend to the "
+                                                    "method that runs it (fused_op's `BACKEND_METHODS`): a class whose "
+                                                    "capability_keywords attribute gives a backend only other "
+                                                    "platforms' devices never runs that method on CUDA.")
     choices_variables: list[str] = Field(default_factory=list,
                                          description="Globs of module-level CLI choices lists (`*_CHOICES`): a "
                                                      "string one holds that the vocabulary names goes.")

@@ -59,3 +59,16 @@ def test_lines_a_rule_allows_count_apart_under_its_reason(tmp_path):
                                                              ("python/sglang/kernels/spec.py", 3)]
     assert {reason: [line for _, line, _ in found] for reason, found in refs.allowed.items()} == {"vocabulary": [1, 2]}
     assert refs.to_json()["allowed"] == {"vocabulary": 2}
+
+
+def test_a_served_model_type_named_for_a_family_is_not_that_family(tmp_path):
+    # Kimi K2 is a DeepSeek-V3 checkpoint ([architectures].model_types "kimi_k2"): its parser serves a kept
+    # model, however it is spelled; Kimi K2.5 and Kimi-Linear are other models
+    _tree(tmp_path,
+        'if parser == "kimi_k2":\n'
+        "    d = KimiK2Detector()\n"
+        'name = "kimi-k2"\n'
+        'other = "kimi_k25"\n'
+        "linear = KimiLinearConfig\n")
+    refs = model_references(tmp_path, load_rules("deepseek"))
+    assert [line for _, line, _ in refs.code] == [4, 5]

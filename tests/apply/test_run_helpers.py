@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from shrinker.apply.run import batch_class_globs, method_definitions, platform_classes_by_module, python_lines
+from shrinker.apply.run import batch_class_globs, platform_classes_by_module, python_lines
+from shrinker.graph.sources import method_definitions
 from shrinker.rules.load import load_rules
 
 
@@ -44,3 +45,18 @@ def test_apply_report_header_rounds_the_exact_share(tmp_path) -> None:
 
     _write_apply_report(tmp_path, [], 1_202_727, 447_961, "pypi:sglang==0.5.19")
     assert "removed 754,766 (62.8 %)." in (tmp_path / "apply.md").read_text()
+
+
+def test_name_table_reads_the_backend_methods(tmp_path) -> None:
+    from shrinker.graph.sources import name_table
+
+    kernels = tmp_path / "python" / "sglang" / "kernels"
+    kernels.mkdir(parents=True)
+    (kernels / "fused_op.py").write_text(
+        'BACKEND_METHODS: Dict[KernelBackend, str] = {\n    KernelBackend.TORCH: "forward_native",\n'
+        '    KernelBackend.AOT: "forward_aot",\n}\nOTHER = {KernelBackend.AOT: method}\n')
+    assert name_table(tmp_path, "sglang.kernels.fused_op:BACKEND_METHODS") == {"TORCH": "forward_native",
+                                                                              "AOT": "forward_aot"}
+    assert name_table(tmp_path, "sglang.kernels.fused_op:OTHER") == {}  # not a table of names
+    assert name_table(tmp_path, "sglang.kernels.fused_op:MISSING") == {}
+    assert name_table(tmp_path, "sglang.kernels.absent:BACKEND_METHODS") == {}  # a release before the table

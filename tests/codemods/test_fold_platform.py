@@ -401,17 +401,40 @@ class TestFoldPlatform(PlatformCodemodTest):
             """
         )
 
-    def test_definitions_and_loops_untouched(self) -> None:
+    def test_bindings_and_loops_untouched(self) -> None:
         self.assertUnchanged(
             """
-            def is_hip() -> bool:
-                return torch.version.hip is not None
-
             _is_hip = is_hip()
             _is_npu = is_npu()
             while not _is_hip:
                 break
             """
+        )
+
+    def test_build_attribute_read_folds_even_in_a_predicate_definition(self) -> None:
+        """`torch.version.hip` is None on a CUDA build wherever it stands, so the definition that reads
+        it returns its CUDA value; the definition and its bindings stay (unused-names decides them).
+        The file's only platform read is the attribute: the pre-filter must still pick it (0.5.23's
+        dsv41_sparse.py, inkling_common/moe.py)."""
+        self.assertCodemod(
+            """
+            def is_hip() -> bool:
+                return torch.version.hip is not None  # ROCm build
+
+            def scale(x):
+                if x > 0 and torch.version.hip is None:
+                    x = 2 * x
+                return x
+            """,
+            """
+            def is_hip() -> bool:
+                return False  # ROCm build
+
+            def scale(x):
+                if x > 0:
+                    x = 2 * x
+                return x
+            """,
         )
 
     def test_values_fold_where_they_stand(self) -> None:

@@ -100,11 +100,12 @@ def test_registry_names_match_the_rules_batches() -> None:
 
 def test_resolve_completes_and_orders_the_platform_group() -> None:
     assert resolve_codemods(["fold_platform", "remove_platform_methods"]) == [
-        "fold_platform", "remove_dead_branches", "remove_platform_methods", "remove_platform_bound",
-        "remove_platform_imports"]
+        "fold_platform", "remove_dead_branches", "remove_platform_methods", "remove_other_device_backends",
+        "remove_platform_bound", "remove_platform_imports"]
     assert resolve_codemods(["remove_platform_classes", "remove_platform_methods", "fold_platform"]) == list(
         PLATFORM_GROUP)
-    assert resolve_codemods(["remove_platform_methods"]) == ["remove_platform_methods", "remove_platform_imports"]
+    assert resolve_codemods(["remove_platform_methods"]) == ["remove_platform_methods", "remove_other_device_backends",
+                                                             "remove_platform_imports"]
     assert resolve_codemods([]) == []
 
 

@@ -114,7 +114,8 @@ def test_a_launch_env_holds_only_compile_knobs(tmp_path):
 
     cases = load_cases()
     assert cases.launch("v4-seeded").env == {"SGLANG_JIT_DEEPGEMM_PRECOMPILE": "0"}
-    assert all(not launch.env for launch in cases.launches if launch.name != "v4-seeded")
+    assert cases.launch("fp8-flashinfer-graph").env == {"SGLANG_JIT_DEEPGEMM_PRECOMPILE": "0"}
+    assert all(not launch.env for launch in cases.launches if launch.name not in ("v4-seeded", "fp8-flashinfer-graph"))
     bad = tmp_path / "cases.toml"
     bad.write_text('[[launch]]\nname = "x"\npart = 1\nmodel = "m"\nflags = []\ngroups = []\n'
                    'env = { SGLANG_ENABLE_DETERMINISTIC_INFERENCE = "1" }\n')

@@ -11,3 +11,12 @@ def test_files_testing_the_served_model_type_are_folded() -> None:
     assert pattern.search('self.is_gpt_oss = model_config.hf_config.model_type == "gpt_oss"')
     assert pattern.search("if _is_hip:")
     assert not pattern.search("self.modeltype = kind")
+
+
+def test_files_reading_only_a_build_attribute_are_folded() -> None:
+    # 0.5.23 dsv4/dsv41_sparse.py and inkling_common/moe.py read no predicate, only `torch.version.hip`
+    # ([platform].build_attributes): the platform batch must still fold them
+    pattern = _platform_pattern(load_rules("deepseek"))
+    assert pattern.search("scale = 2 if torch.version.hip else 1")
+    assert pattern.search("if torch.xpu.is_available():")
+    assert not pattern.search("print(torch.version.cuda)")
