@@ -37,20 +37,27 @@ from shrinker.rules.predicates import other_devices_only
 
 
 def _module_constants(tree: cst.Module) -> dict[str, cst.BaseExpression]:
-    """Top-level names bound exactly once, by a plain `NAME = value`: their values."""
-    values: dict[str, cst.BaseExpression] = {}
+    """Top-level names bound by a plain `NAME = value` and bound nowhere else in the module (no other
+    assignment, import, definition, loop or `with` target, walrus or `global` statement): their values."""
     bound: dict[str, int] = {}
+    for node in m.findall(tree, m.Assign() | m.AnnAssign() | m.AugAssign() | m.For() | m.WithItem()
+                          | m.NamedExpr() | m.ImportAlias() | m.FunctionDef() | m.ClassDef() | m.Global()):
+        targets = ([t.target for t in node.targets] if isinstance(node, cst.Assign)
+                   else [node.asname] if isinstance(node, (cst.WithItem, cst.ImportAlias))
+                   else [node.name] if isinstance(node, (cst.FunctionDef, cst.ClassDef))
+                   else [n.name for n in node.names] if isinstance(node, cst.Global) else [node.target])
+        if isinstance(node, cst.ImportAlias) and node.asname is None:
+            targets = [node.name]
+        for target in targets:
+            for name in m.findall(target, m.Name()) if target is not None else ():
+                bound[name.value] = bound.get(name.value, 0) + 1
+    values = {}
     for stmt in tree.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign)
-                       else [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else [])
-            for target in targets:
-                for name in m.findall(target, m.Name()):
-                    bound[name.value] = bound.get(name.value, 0) + 1
-            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-                values[small.targets[0].target.value] = small.value
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                        and isinstance(small.targets[0].target, cst.Name)):
+                    values[small.targets[0].target.value] = small.value
     return {name: value for name, value in values.items() if bound.get(name) == 1}
 
 

@@ -105,6 +105,8 @@ class TestRemoveOtherDeviceBackends(PlatformCodemodTest):
     def test_a_rebound_constant_or_unknown_devices_say_nothing(self) -> None:
         rebound = BEFORE.replace("    class SiluAndMulOp", "    _HIP = _HIP | _CUDA\n\n\n    class SiluAndMulOp")
         self.assertUnchanged(rebound, inputs=inputs())
+        rebound_in_a_function = BEFORE + "\n\n    def use_cuda():\n        global _HIP\n        _HIP = _CUDA\n"
+        self.assertUnchanged(rebound_in_a_function, inputs=inputs())
         self.assertUnchanged(BEFORE.replace("{KernelBackend.AOT: _HIP}", "{KernelBackend.AOT: CUDA_ONLY}"),
                              inputs=inputs())
 
