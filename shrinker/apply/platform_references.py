@@ -76,7 +76,7 @@ def platform_references(tree: Path, rules) -> PlatformReferences:
 def model_references(tree: Path, rules) -> PlatformReferences | None:
     """Code lines naming another model family; None when the rules name no family."""
     pattern = family_pattern(rules.architectures.other_families, rules.architectures.model_types)
-    return None if pattern is None else _references(tree, pattern, pattern)
+    return None if pattern is None else _references(tree, pattern, pattern, rules.architectures.allowed)
 
 
 def _allowed_by(rel: str, code: str, allowed) -> str | None:

@@ -282,7 +282,7 @@ def nothing_dead(repo, tree: Path, plan: dict, number: int) -> BatchOutcome:
     return outcome
 
 
-def _references_section(title: str, references: PlatformReferences) -> list[str]:
+def _references_section(title: str, references: PlatformReferences, allowed_by: str) -> list[str]:
     lines = ["", f"{title}: {len(references.code)} lines in {references.files} files; "
                  f"{references.comment_lines} comment lines name one too."]
     if references.code:
@@ -290,7 +290,7 @@ def _references_section(title: str, references: PlatformReferences) -> list[str]
         lines += [f"- `{path}:{number}` `{text[:120]}`" for path, number, text in references.code]
         lines += ["", "</details>"]
     if references.allowed:
-        lines += ["", f"Allowed by the rules ([[platform.allowed]]), {sum(map(len, references.allowed.values()))} "
+        lines += ["", f"Allowed by the rules ({allowed_by}), {sum(map(len, references.allowed.values()))} "
                       "lines, not counted above:"]
         lines += [f"- {len(found)} lines: {reason}" for reason, found in sorted(references.allowed.items())]
     return lines
@@ -341,10 +341,11 @@ def _write_apply_report(report_dir: Path, outcomes: list[dict], upstream_lines: 
                       f" (`requirements.md`)."]
     if references is not None:
         lines += _references_section("Platform references left (code lines naming another platform by the rules' "
-                                     "vocabulary, `shrinker/apply/platform_references.py`)", references)
+                                     "vocabulary, `shrinker/apply/platform_references.py`)", references,
+                                     "[[platform.allowed]]")
     if models is not None:
         lines += _references_section("Other model families named (code lines naming a family of the rules' "
-                                     "[architectures].other_families)", models)
+                                     "[architectures].other_families)", models, "[[architectures.allowed]]")
     (report_dir / "apply.md").write_text("\n".join(lines) + "\n")
 
 

@@ -9,6 +9,9 @@ A choices registry names its `module` and a `variable`, and either `follows` ano
   - inline choices of an option, named by the option: a dataclass field
     `mm_attention_backend: A[Optional[str], Arg(choices=["sdpa", "ascend_attn"])] = None`, or
     `parser.add_argument("--mm-attention-backend", choices=[...])`.
+  - lists whose elements are calls that pick a key (`element_key = "value"`):
+    `TOOL_CALL_PARSER_RULES = (DetectionRule(name="qwen", value="qwen", predicate=_is_qwen3), ...)`
+    (parser/template_detection.py); an element that picks a removed key goes.
 Defaults are rule decisions and are reported, never changed: an option whose choices come from a
 pruned registry and whose default (`= "aiter"`, `default="aiter"`) or later assignment
 (`self.attention_backend = "aiter"`) is a removed key becomes a finding. A list that would empty
@@ -42,6 +45,18 @@ def _strings(value: cst.BaseExpression) -> list[str]:
         return _strings(value.body) + _strings(value.orelse)
     string = string_value(value)
     return [] if string is None else [string]
+
+
+def _element_key(element: cst.CSTNode, reg: Registry) -> Optional[str]:
+    """The key a literal's element stands for: the string itself, or with `element_key` the string of that
+    keyword of a call element."""
+    value = getattr(element, "value", None)
+    if not reg.element_key:
+        return string_value(value)
+    if not isinstance(value, cst.Call):
+        return None
+    return next((string_value(a.value) for a in value.args
+                 if a.keyword is not None and a.keyword.value == reg.element_key), None)
 
 
 def _option_names(reg: Registry) -> set[str]:
@@ -103,11 +118,11 @@ class PruneCliChoices(ShrinkCodemod):
     def _prune_literal(self, value: cst.BaseExpression, reg: Registry, where: cst.CSTNode) -> Optional[cst.BaseExpression]:
         if not isinstance(value, _LITERALS):
             return None
-        present = [v for v in (string_value(getattr(e, "value", None)) for e in value.elements) if v is not None]
+        present = [v for v in (_element_key(e, reg) for e in value.elements) if v is not None]
         gone = self._removed(reg, present)
         if not gone.intersection(present):
             return None
-        new = drop_from_literal(value, lambda el: string_value(getattr(el, "value", None)) in gone)
+        new = drop_from_literal(value, lambda el: _element_key(el, reg) in gone)
         if new is None or not new.elements:  # type: ignore[attr-defined]
             self.report(where, f"every choice of {reg.variable} is a removed key of "
                                f"{reg.follows or reg.name}: left as is (a rule decision)")

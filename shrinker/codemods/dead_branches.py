@@ -131,6 +131,7 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
     # fold_platform rewrote `_is_gfx1250 = _is_hip and ...` to `= False` before this runs: the module's
     # constants are read from the file as it was before this run (module_constants needs the predicate)
     NEEDS_ORIGINAL: ClassVar[bool] = True
+    DROPS_ATTRIBUTE_STORES: ClassVar[bool] = False  # at the end, where no read is left (PredicateScope)
 
     def __init__(self, context, inputs: CodemodInputs, original: Optional[cst.Module] = None) -> None:
         super().__init__(context, inputs)
@@ -401,6 +402,7 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
             if blanks:
                 body = [body[0].with_changes(leading_lines=body[0].leading_lines[blanks:]), *body[1:]]
         result = updated_node if body is updated_node.body else updated_node.with_changes(body=body)
+        result = self.drop_unread_attribute_stores(result)
         if self._try_findings:
             alive = {id(n) for n in _walk(result, into_functions=False)}
             for kept, original, message in self._try_findings:

@@ -37,7 +37,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Optional
+from typing import Callable, ClassVar, Optional
 
 import libcst as cst
 import libcst.matchers
@@ -677,8 +677,34 @@ def param_names(params: cst.Parameters) -> frozenset[str]:
     return frozenset(names)
 
 
+class _SelfReads(cst.CSTVisitor):
+    """The names X of every `self.X` a module reads (stores aside)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self._stores: set[int] = set()
+
+    def _targets(self, *targets: cst.BaseExpression) -> None:
+        self._stores.update(id(t) for t in targets if isinstance(t, cst.Attribute))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._targets(*(t.target for t in node.targets))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._targets(node.target)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if id(node) not in self._stores and isinstance(node.value, cst.Name) and node.value.value == "self":
+            self.names.add(node.attr.value)
+
+
 class PredicateScope:
     """Mixin for transformers that fold: knows the parameters of the enclosing functions/lambdas."""
+
+    # An attribute constant's store in `__init__` goes only where every read of it folds: fold_platform
+    # folds them in every position; remove_dead_branches only decides `if` tests (`or self.is_minimax_m3`
+    # in an argument stays), so it drops a store at the end, where no read is left (drop_unread_attribute_stores).
+    DROPS_ATTRIBUTE_STORES: ClassVar[bool] = True
 
     def _setup_folding(self, inputs: CodemodInputs) -> None:
         self._params: list[frozenset[str]] = []
@@ -764,21 +790,41 @@ class PredicateScope:
         result = drop_unread_constants(updated_node, local)
         if result is not updated_node:
             self.count("constants_dropped", len(updated_node.body.body) - len(result.body.body))
-        if result.name.value == "__init__" and self.folder.attribute_constants:
+        if result.name.value == "__init__" and self.folder.attribute_constants and self.DROPS_ATTRIBUTE_STORES:
             result = self._drop_attribute_stores(result)
         return result
 
-    def _drop_attribute_stores(self, init: cst.FunctionDef) -> cst.FunctionDef:
-        """`__init__` without the top-level stores of its attribute constants (every read folded)."""
+    def drop_unread_attribute_stores(self, module: cst.Module) -> cst.Module:
+        """`module` without the `__init__` stores of the attribute constants no `self.X` reads any more."""
+        if not self.folder.attribute_constants:
+            return module
+        reads = _SelfReads()
+        module.visit(reads)
+        unread = frozenset(self.folder.attribute_constants) - reads.names
+        if not unread:
+            return module
+        scope = self
+
+        class _Inits(cst.CSTTransformer):
+            def leave_FunctionDef(self, original_node, updated_node):
+                return scope._drop_attribute_stores(updated_node, unread) if updated_node.name.value == "__init__" \
+                    else updated_node
+
+        return module.visit(_Inits())
+
+    def _drop_attribute_stores(self, init: cst.FunctionDef, names=None) -> cst.FunctionDef:
+        """`__init__` without the top-level stores of its attribute constants (every read folded), or of
+        `names` among them."""
         if not isinstance(init.body, cst.IndentedBlock):
             return init
+        names = self.folder.attribute_constants if names is None else names
 
         def is_store(stmt: cst.BaseStatement) -> bool:
             return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
                     and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1
                     and isinstance(target := stmt.body[0].targets[0].target, cst.Attribute)
                     and isinstance(target.value, cst.Name) and target.value.value == "self"
-                    and target.attr.value in self.folder.attribute_constants
+                    and target.attr.value in names
                     and self.folder.pure(stmt.body[0].value))
 
         kept = [s for s in init.body.body if not is_store(s)]

@@ -13,9 +13,11 @@ fold_platform -> remove_dead_branches (the folded tests decide branches) and, af
 codemod, remove_platform_imports (imports only the removed code used) and, after folding,
 remove_platform_bound (functions left always raising NameError; remove_platform_methods runs once
 more after it removed something, for a platform method whose callers it took), remove_platform_methods ->
-remove_other_device_backends (a fused op's backend methods only other devices run); remove_platform_classes, when a batch
-names it, runs first; the platform group runs in
-its canonical order at the place of its first member, other codemods keep the order given.
+remove_other_device_backends (a fused op's backend methods only other devices run); remove_dead_branches
+runs before remove_dead_imports and prune_architecture_literals (the branches `isinstance(x, RemovedClass)`
+and removed architectures decide); remove_platform_classes, when a batch
+names it, runs first; the platform group runs in its canonical order at the place of its first member
+(less what an earlier codemod already brought in), other codemods keep the order given.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import ast
 import importlib
 import os
+import re
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -50,7 +53,7 @@ CODEMODS: dict[str, type[ShrinkCodemod]] = {
 
 # Modules of codemods written alongside these; each may be absent while it is being written.
 _OPTIONAL_MODULES = ("removed_imports", "registries", "cli_choices", "unused_names", "platform_bound",
-                     "platform_classes", "dead_symbols", "device_backends")
+                     "platform_classes", "dead_symbols", "device_backends", "architecture_literals")
 
 
 def _load_optional() -> None:
@@ -78,6 +81,13 @@ _IMPLIES = {
     "remove_dead_branches": ("remove_platform_imports",),
     "remove_platform_methods": ("remove_other_device_backends", "remove_platform_imports"),
 }
+# Codemods that run right before another (outside the platform group), unless already placed: the branches
+# `isinstance(x, RemovedClass)` decides go before remove_dead_imports drops the class's import (after it,
+# only a bare `False` would be left, which dead_branches' pre-filter does not look at).
+# A test against a literal of removed architectures only (`model_arch in ("HYV4ForCausalLM", ...)`) is False:
+# its branch goes where prune_architecture_literals edits too.
+_BEFORE = {"remove_dead_imports": ("remove_dead_branches",),
+           "prune_architecture_literals": ("remove_dead_branches",)}
 
 
 # A codemod that removed code can leave a platform method with no caller left (0.5.18's deepseek_v4:
@@ -95,11 +105,14 @@ def resolve_codemods(names: Sequence[str]) -> list[str]:
     for name in names:
         wanted.update(_IMPLIES.get(name, ()))
     order: list[str] = []
+    group_placed = False
     for name in names:
         if name in PLATFORM_GROUP:
-            if not any(n in order for n in PLATFORM_GROUP):
-                order.extend(n for n in PLATFORM_GROUP if n in wanted)
+            if not group_placed:
+                order.extend(n for n in PLATFORM_GROUP if n in wanted and n not in order)
+                group_placed = True
         elif name not in order:
+            order.extend(n for n in _BEFORE.get(name, ()) if n not in order)
             order.append(name)
             # outside the platform group (fold_features): what it implies runs right after it
             order.extend(n for n in _IMPLIES.get(name, ()) if n not in order)
@@ -166,6 +179,7 @@ def transform_source(source: str, *, path: str, module: str, inputs: CodemodInpu
             edited = True
             queue[:0] = [CODEMODS[n] for n in _AGAIN_AFTER.get(cls.NAME, ()) if CODEMODS[n] in active]
     code = tree.code
+    result.findings = _unsettled(result.findings, code)
     if code == source:
         return _timed(result, start)
     try:
@@ -179,6 +193,21 @@ def transform_source(source: str, *, path: str, module: str, inputs: CodemodInpu
     result.status, result.code = "success", code
     result.undefined = new_undefined_names(source, code, path)
     return _timed(result, start)
+
+
+_STILL_USED = re.compile(r": (\w+) from removed module \S+ is still used$")
+
+
+def _unsettled(findings: list[str], code: str) -> list[str]:
+    """The findings without "NAME from removed module M is still used" where the final code no longer
+    names NAME at all: a later codemod of the run took the use away (0.5.23's quantization
+    CPU_QUANTIZATION_METHODS, read only on CPU, goes as an unused name once its branch folded)."""
+    kept = []
+    for finding in findings:
+        used = _STILL_USED.search(finding)
+        if used is None or re.search(rf"\b{re.escape(used[1])}\b", code):
+            kept.append(finding)
+    return kept
 
 
 def _undefined(code: str, path: str) -> list[tuple[str, int]]:

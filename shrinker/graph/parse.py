@@ -15,7 +15,7 @@ from shrinker.graph.records import (
     CLASS, FUNCTION, MODULE, DictEntry, DictLiteral, FileFacts, ImportRecord, StringRef, Where)
 
 # Bump when FileFacts' meaning changes: old cache entries are then ignored.
-PARSER_VERSION = "5"
+PARSER_VERSION = "6"
 
 _EMPTY = cst.Module(body=[])
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -190,7 +190,7 @@ class _Walker:
             if stmt.finalbody:
                 self.walk(self._block(stmt.finalbody.body), where, loops)
         elif isinstance(stmt, cst.FunctionDef):
-            keys = [k for k in (self._registry_key(d) for d in stmt.decorators) if k]
+            keys = [k for d in stmt.decorators for k in self._registry_keys(d)]
             self._line_of(f"def {stmt.name.value}")
             qual = f"{where.function}.{stmt.name.value}" if where.function else stmt.name.value
             if where.scope == MODULE:
@@ -245,12 +245,19 @@ class _Walker:
         return any(_dotted(n).rsplit(".", 1)[-1] in _IMPORT_ERRORS for n in names)
 
     @staticmethod
-    def _registry_key(deco: cst.Decorator) -> list[str] | None:
-        if isinstance(deco.decorator, cst.Call) and deco.decorator.args:
-            key = _str_value(deco.decorator.args[0].value)
-            if key is not None:
-                return [_dotted(deco.decorator.func).rsplit(".", 1)[-1], key]
-        return None
+    def _registry_keys(deco: cst.Decorator) -> list[list[str]]:
+        """[decorator, key] per leading string argument: `@register_attention_backend("fa3")`, and
+        `@_register_for("DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM")` registers under both."""
+        if not isinstance(deco.decorator, cst.Call):
+            return []
+        name = _dotted(deco.decorator.func).rsplit(".", 1)[-1]
+        keys = []
+        for arg in deco.decorator.args:
+            key = _str_value(arg.value) if arg.keyword is None and not arg.star else None
+            if key is None:
+                break
+            keys.append([name, key])
+        return keys
 
     def _loop_values(self, stmt: cst.For) -> dict[str, list[str]]:
         if not isinstance(stmt.target, cst.Name):

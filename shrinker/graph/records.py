@@ -20,7 +20,7 @@ class Where:
     try_import: bool = False  # in a `try:` whose handlers catch ImportError (or a parent)
     guards: list[str] = field(default_factory=list)  # enclosing `if` tests, innermost last; "not (...)" for else
     function: str = ""  # qualified name of the enclosing def, if any
-    registry_keys: list[list[str]] = field(default_factory=list)  # [decorator, first str arg] of enclosing defs
+    registry_keys: list[list[str]] = field(default_factory=list)  # [decorator, key] per leading str arg of enclosing defs
 
 
 @dataclass

@@ -13,7 +13,8 @@ from shrinker.graph.records import Decision
 from shrinker.graph.reexports import defining_modules, import_origins
 from shrinker.plan.reach import Reach
 from shrinker.rules.patterns import name_glob_regex
-from shrinker.rules.predicates import device_probe_patterns, model_type_words, vocabulary_patterns
+from shrinker.rules.predicates import (device_probe_patterns, model_type_words, quotes_one_of, removed_architectures,
+                                       vocabulary_patterns)
 from shrinker.rules.schema import Rules
 
 
@@ -138,6 +139,7 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
     kept_modules = [m for m in reach.kept if g.module_path.get(m)]
     platform_re, feature_re = _platform_pattern(rules), _feature_pattern(rules)
     registry_modules = {r.module for r in rules.registries if r.module}
+    removed_archs = removed_architectures(rules, reach.registries.removed_keys)
     for i, spec in enumerate(rules.batches):
         if SYMBOL_CODEMOD in spec.codemods:
             batches[i].codemods = {name: [] for name in spec.codemods}
@@ -160,6 +162,9 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
             elif codemod == "prune_cli_choices":
                 files = sorted(g.module_path[m] for m in _choices_modules(g, rules, kept_modules, platform_re)
                                if m in reach.kept and g.module_path.get(m))
+            elif codemod == "prune_architecture_literals":
+                files = sorted(g.module_path[m] for m in kept_modules if quotes_one_of(
+                    (g.tree / g.module_path[m]).read_text(errors="replace"), removed_archs))
             elif codemod == "remove_unused_names":
                 continue  # set below: the files the batch's other codemods edit
             else:

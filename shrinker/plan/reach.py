@@ -16,7 +16,7 @@ from packaging.version import InvalidVersion, Version
 
 from shrinker.graph.build import ImportGraph
 from shrinker.graph.records import FROM, FROM_SUBMODULE, IMPORT, MODULE
-from shrinker.plan.registries import Problems, RegistryView, apply_registries
+from shrinker.plan.registries import Problems, RegistryView, apply_registries, exported_submodules
 from shrinker.plan.moves import RuleMove
 from shrinker.plan.roots import Move
 from shrinker.rules.parameters import fixed_values
@@ -151,17 +151,22 @@ def record_dead(record: dict, importer: str, view: RegistryView, table: Predicat
         if evaluate_source(guard, architectures, importer) is False:
             return DeadReason("architecture_guard",
                               f"only under `if {guard}` (true only while serving an architecture the profile removes)")
+    keys_of: dict[str, list[str]] = {}  # a factory registered under several keys dies when all of them go
     for deco, key in record.get("registry_keys", []):
+        keys_of.setdefault(deco, []).append(key)
+    for deco, keys in keys_of.items():
         for reg in rules.registries:
-            if reg.kind == "decorator" and reg.decorator == deco and key in view.removed_keys.get(reg.name, ()):
-                return DeadReason("registry", f"inside the factory of removed {reg.name} key {key!r}", reg.name)
+            if (reg.kind == "decorator" and reg.decorator == deco
+                    and all(k in view.removed_keys.get(reg.name, ()) for k in keys)):
+                return DeadReason("registry", f"inside the factory of removed {reg.name} key "
+                                              f"{', '.join(map(repr, keys))}", reg.name)
     for reg in rules.registries:
         if reg.kind == "package_exports" and importer == reg.module and record.get("scope") == "module":
-            target = record.get("target", "")
-            sub = target[len(reg.module) + 1:].split(".")[0] if target.startswith(reg.module + ".") else ""
-            if sub and sub in view.removed_keys.get(reg.name, ()):
-                return DeadReason("registry", f"re-exported by {reg.module} for removed {reg.name} key {sub!r}",
-                                  reg.name)
+            subs = exported_submodules(reg.module, record.get("target", ""), record.get("names", []),
+                                       view.all_keys.get(reg.name, ()))
+            if subs and all(sub in view.removed_keys.get(reg.name, ()) for sub in subs):
+                return DeadReason("registry", f"re-exported by {reg.module} for removed {reg.name} key "
+                                              f"{', '.join(map(repr, subs))}", reg.name)
     dead_names = view.dead_names.get(importer, {})
     names = record.get("names", [])
     if dead_names and names and record.get("scope") == "module" and all(n in dead_names for n in names):

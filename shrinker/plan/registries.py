@@ -132,17 +132,41 @@ def _dict(g: ImportGraph, reg: Registry, view: RegistryView, problems: Problems)
     view.dead_names.setdefault(reg.module, {}).update({name: reg.name for name in dead})
 
 
-def _package_exports(g: ImportGraph, reg: Registry, view: RegistryView, problems: Problems) -> None:
-    """A package __init__ that imports its submodules to re-export them: keys are submodule names."""
+def exported_submodules(package: str, target: str, names: list[str], submodules) -> list[str]:
+    """The submodules of `package` an import of its __init__ names: `from package.sub import X` and
+    `from package import sub` (a name among `submodules`, the package's own module names)."""
+    prefix = package + "."
+    if target.startswith(prefix):
+        return [target[len(prefix):].split(".")[0]]
+    if target == package:
+        return [n for n in names if n in submodules]
+    return []
+
+
+def _package_exports(g: ImportGraph, rules: Rules, reg: Registry, view: RegistryView, problems: Problems) -> None:
+    """A package __init__ that imports its submodules to re-export them: keys are submodule names. With
+    `decorator`, importing a submodule registers its `@decorator("Arch", ...)` functions per architecture:
+    it stays when one of them names a kept architecture (or it registers nothing), whatever `keep` says."""
+    if reg.decorator and reg.module not in g.facts:  # a release before the package: nothing to remove
+        return problems.warn(f"registry {reg.name}: no module {reg.module!r} upstream (nothing removed)")
     facts = _require_module(g, reg.module, f"registry {reg.name}", problems)
     if facts is None:
         return
     prefix = reg.module + "."
-    found = {imp.target[len(prefix):].split(".")[0] for imp in facts.imports
-             if imp.where.scope == "module" and imp.target.startswith(prefix)}
-    _check_keys(reg, found, problems)
+    own = {m[len(prefix):].split(".")[0] for m in g.facts if m.startswith(prefix)}
+    found = {sub for imp in facts.imports if imp.where.scope == "module"
+             for sub in exported_submodules(reg.module, imp.target, imp.names, own)}
     view.all_keys[reg.name] = found
-    view.removed_keys[reg.name] = found - set(reg.keep)
+    if not reg.decorator:
+        _check_keys(reg, found, problems)
+        view.removed_keys[reg.name] = found - set(reg.keep)
+        return
+    kept = set(rules.architectures.keep)
+    registered = {sub: {key for deco, key, _ in getattr(g.facts.get(prefix + sub), "registry_defs", ())
+                        if deco == reg.decorator} for sub in found}
+    if not any(registered.values()):
+        return problems(f"registry {reg.name}: no @{reg.decorator}(ARCH) functions in {reg.module}'s submodules")
+    view.removed_keys[reg.name] = {sub for sub, archs in registered.items() if archs and not archs & kept}
 
 
 def apply_registries(g: ImportGraph, rules: Rules, problems: Problems | None = None) -> RegistryView:
@@ -158,5 +182,5 @@ def apply_registries(g: ImportGraph, rules: Rules, problems: Problems | None = N
         elif reg.kind == "dict":
             _dict(g, reg, view, problems)
         elif reg.kind == "package_exports":
-            _package_exports(g, reg, view, problems)
+            _package_exports(g, rules, reg, view, problems)
     return view

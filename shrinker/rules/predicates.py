@@ -479,6 +479,14 @@ def removed_architectures(rules, removed_keys) -> frozenset[str]:
     return frozenset(k for n in names for k in removed_keys.get(n, ()))
 
 
+_QUOTED_NAME = re.compile(r"""["']([A-Za-z_]\w*)["']""")
+
+
+def quotes_one_of(text: str, names: frozenset[str]) -> bool:
+    """Whether source text quotes one of `names` (`"Qwen2ForCausalLM"`): a cheap pre-filter."""
+    return bool(names) and any(m.group(1) in names for m in _QUOTED_NAME.finditer(text))
+
+
 @lru_cache(maxsize=65536)
 def _parse(text: str) -> cst.BaseExpression | None:
     for candidate in (text, f"({text})"):  # a guard `cfg := f(x)` parses only in parentheses

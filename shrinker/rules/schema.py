@@ -27,6 +27,15 @@ class Root(_Strict):
     reason: str
 
 
+class AllowedReference(_Strict):
+    """Code lines that name another platform (or model family) on purpose (issue 17's allowed lists):
+    apply.md counts them apart, each with this reason, from the references left to fold."""
+
+    files: list[str] = Field(description="Globs of work-tree paths (`python/sglang/kernels/spec.py`).")
+    pattern: str = Field("", description="A regex the line's code must match; empty: every line of the files.")
+    reason: str
+
+
 class Architectures(_Strict):
     keep: list[str]
     reason: str
@@ -48,6 +57,9 @@ class Architectures(_Strict):
                                                   "in apply.md (issue 17's measure; a model_type of model_types "
                                                   "that starts with one, `kimi_k2`, is not that family), and an "
                                                   "attribute named for one may fold as a constant (`self.is_gpt_oss`).")
+    allowed: list[AllowedReference] = Field(default_factory=list,
+                                            description="Other-family references the kept tree keeps on purpose "
+                                                        "(chat templates a user may pick for any checkpoint).")
 
 
 class Predicate(_Strict):
@@ -90,15 +102,6 @@ class FixedParameter(_Strict):
     reason: str
     since: str = Field("", description="The first upstream release that has the parameter; older releases "
                                        "plan without the rule.")
-
-
-class AllowedReference(_Strict):
-    """Code lines that name another platform on purpose (issue 17's allowed list): apply.md counts them
-    apart, each with this reason, from the references left to fold."""
-
-    files: list[str] = Field(description="Globs of work-tree paths (`python/sglang/kernels/spec.py`).")
-    pattern: str = Field("", description="A regex the line's code must match; empty: every line of the files.")
-    reason: str
 
 
 class Platform(_Strict):
@@ -217,11 +220,15 @@ class Registry(_Strict):
                    function keep nothing.
       dict:        a dict literal `variable` (or Class.attr) in `module`; imports of names used only as
                    values of removed keys keep nothing.
-      choices:     argparse `choices=` lists; pruned by the codemod stage only.
+      choices:     argparse `choices=` lists, and other lists that pick a key of a registry (with
+                   `element_key`, calls keyed by a keyword); pruned by the codemod stage only. `variable`
+                   names a list/tuple/set variable (`ATTENTION_BACKEND_CHOICES`) or an option
+                   (`mm_attention_backend`, `--mm-attention-backend`) whose inline `choices=[...]` is pruned.
       package_exports: a package `module` whose __init__ imports submodules to re-export them (model
-                   configs); keys are the submodule names, imports of removed ones keep nothing. `variable` names a
-                   list/tuple/set variable (`ATTENTION_BACKEND_CHOICES`) or an option (`mm_attention_backend`,
-                   `--mm-attention-backend`) whose inline `choices=[...]` is pruned.
+                   configs); keys are the submodule names, imports of removed ones keep nothing. With
+                   `decorator`, importing a submodule registers functions per architecture
+                   (`@_register_for("DeepseekV3ForCausalLM", ...)`): one that registers none of
+                   [architectures].keep goes.
     A registry with `follows` drops the keys the plan removes from that other registry (a dict or
     choices list that mirrors it, e.g. draft backend maps or CLI choices); the planner leaves it alone.
     """
@@ -237,6 +244,8 @@ class Registry(_Strict):
     keep: list[str] = Field(default_factory=list)
     keep_all_others: bool = Field(False, description="Keys not listed are unknown: keep them and report.")
     follows: str = Field("", description="Drop the keys the plan removes from this other registry.")
+    element_key: str = Field("", description="choices whose elements are calls: an element's key is the string "
+                                             "of this keyword (`DetectionRule(name=..., value=\"qwen3\")`).")
     reason: str
 
     @property

@@ -45,15 +45,20 @@ def test_model_family_lines_count_words_and_camel_case_starts(tmp_path):
     assert refs.comment_lines == 1
 
 
-def test_lines_a_rule_allows_count_apart_under_its_reason(tmp_path):
+def _allowing(section: str, files: str, pattern: str, reason: str):
+    """The deepseek rules with one `[[<section>.allowed]]` rule."""
     from shrinker.rules.schema import AllowedReference
 
+    rules = load_rules("deepseek")
+    allowed = AllowedReference(files=[files], pattern=pattern, reason=reason)
+    return rules.model_copy(update={section: getattr(rules, section).model_copy(update={"allowed": [allowed]})})
+
+
+def test_lines_a_rule_allows_count_apart_under_its_reason(tmp_path):
     _tree(tmp_path, "x = is_npu()\n")
     (tmp_path / "python/sglang/kernels").mkdir()
     (tmp_path / "python/sglang/kernels/spec.py").write_text('HIP = "hip"\nNPU = "npu"\nx = is_hip()\n')
-    rules = load_rules("deepseek")
-    only_enum = AllowedReference(files=["python/sglang/kernels/*.py"], pattern=r'^[A-Z]+ = "', reason="vocabulary")
-    rules = rules.model_copy(update={"platform": rules.platform.model_copy(update={"allowed": [only_enum]})})
+    rules = _allowing("platform", "python/sglang/kernels/*.py", r'^[A-Z]+ = "', "vocabulary")
     refs = platform_references(tmp_path, rules)
     assert [(path, line) for path, line, _ in refs.code] == [("python/sglang/a.py", 1),
                                                              ("python/sglang/kernels/spec.py", 3)]
@@ -72,3 +77,13 @@ def test_a_served_model_type_named_for_a_family_is_not_that_family(tmp_path):
         "linear = KimiLinearConfig\n")
     refs = model_references(tmp_path, load_rules("deepseek"))
     assert [line for _, line, _ in refs.code] == [4, 5]
+
+
+def test_family_lines_a_rule_allows_count_apart(tmp_path):
+    _tree(tmp_path, 'if arch == "Qwen2ForCausalLM":\n    pass\n')
+    (tmp_path / "python/sglang/chat_template.py").write_text('register(name="qwen")\nis_qwen = True\n')
+    rules = _allowing("architectures", "python/sglang/chat_template.py", r"register\(", "templates")
+    refs = model_references(tmp_path, rules)
+    assert [(path, line) for path, line, _ in refs.code] == [("python/sglang/a.py", 1),
+                                                             ("python/sglang/chat_template.py", 2)]
+    assert refs.to_json()["allowed"] == {"templates": 1}

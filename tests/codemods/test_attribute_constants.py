@@ -182,3 +182,34 @@ def test_what_keeps_an_attribute_variable() -> None:
                 return 1 if self.fused else 2
         ''')
     assert run(code, frozenset({"fused"})) == code
+
+
+def test_dead_branches_alone_decides_tests_but_keeps_the_store_for_other_reads() -> None:
+    # 0.5.23's serving_chat: `self.is_minimax_m3` is read in `if` tests and as an argument; remove_dead_branches
+    # (which runs without fold_platform before remove_dead_imports) takes the branches, not the store
+    code = textwrap.dedent('''\
+        from sglang.srt.utils import is_hip
+
+
+        class Chat:
+            def __init__(self, model_config):
+                self.is_minimax_m3 = model_config.hf_config.model_type == "minimax_m3_vl"
+                if is_hip():
+                    self.rocm = True
+
+            def handle(self, messages):
+                if self.is_minimax_m3:
+                    messages = []
+                return sort(messages, by_position=self.is_minimax_m3)
+        ''')
+    result = transform_source(code, path="sglang/srt/x.py", module="sglang.srt.x",
+                              inputs=inputs(frozenset({"is_minimax_m3"})), codemods=["remove_dead_branches"])
+    assert result.status == "success", result.error
+    assert "if self.is_minimax_m3:" not in result.code
+    assert 'self.is_minimax_m3 = model_config.hf_config.model_type == "minimax_m3_vl"' in result.code
+    assert "by_position=self.is_minimax_m3" in result.code
+    # with every read in an `if` test decided, the store goes too
+    only_tests = code.replace("return sort(messages, by_position=self.is_minimax_m3)", "return messages")
+    result = transform_source(only_tests, path="sglang/srt/x.py", module="sglang.srt.x",
+                              inputs=inputs(frozenset({"is_minimax_m3"})), codemods=["remove_dead_branches"])
+    assert "is_minimax_m3" not in result.code, result.code

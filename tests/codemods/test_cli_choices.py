@@ -276,3 +276,49 @@ def test_module_level_choices_lists_lose_platform_strings() -> None:
                    'GRAMMAR = ["xgrammar", "ascend"]\n'
                    'def f():\n    LOCAL_CHOICES = ["a", "npu"]\n')
     assert transform.changes["platform_choices_removed"] == 2
+
+
+DETECTION = "sglang.srt.parser.template_detection"
+DETECTION_INPUTS = make_inputs(
+    keys={"tool_call_parsers": ["qwen", "glm45", "kimi_k2"]},
+    registries=[dict(name="tool_call_parser_detection", kind="choices", module=DETECTION,
+                     variable="TOOL_CALL_PARSER_RULES", element_key="value", follows="tool_call_parsers")])
+
+
+def test_rules_that_pick_a_removed_key_go_by_their_element_key() -> None:
+    code = """\
+        TOOL_CALL_PARSER_RULES = (
+            DetectionRule(name="kimi_k2", value="kimi_k2", predicate=_is_kimi_k2),
+            # DeepSeek V3.2 before V3.1: its template also matches V3.1's markers
+            DetectionRule(name="deepseek_v32", value="deepseekv32", predicate=_is_deepseek_v32),
+            DetectionRule(
+                name="xml_kv_tool_call", value="glm45", predicate=_is_xml_kv_tool_call
+            ),
+            DetectionRule(name="qwen", value="qwen", predicate=_is_qwen3),
+            DetectionRule(name="deepseek_v3", value="deepseekv3", predicate=_is_deepseek_v3),
+        )
+        OTHER_RULES = (DetectionRule(name="qwen", value="qwen", predicate=_is_qwen3),)
+        """
+    once = assert_idempotent(PruneCliChoices, code, DETECTION_INPUTS, module=DETECTION)
+    assert once == """\
+TOOL_CALL_PARSER_RULES = (
+    # DeepSeek V3.2 before V3.1: its template also matches V3.1's markers
+    DetectionRule(name="deepseek_v32", value="deepseekv32", predicate=_is_deepseek_v32),
+    DetectionRule(name="deepseek_v3", value="deepseekv3", predicate=_is_deepseek_v3),
+)
+OTHER_RULES = (DetectionRule(name="qwen", value="qwen", predicate=_is_qwen3),)
+"""
+
+
+def test_an_element_key_reads_only_that_keyword() -> None:
+    # `name="qwen"` is not the key; a rule without `value=` or given positionally is not judged
+    code = """\
+        TOOL_CALL_PARSER_RULES = [
+            DetectionRule(name="qwen", value="deepseekv3", predicate=_is_deepseek_v3),
+            DetectionRule("glm", "glm45", _is_glm),
+            _RULE_FROM_ELSEWHERE,
+        ]
+        """
+    out, transform = run(PruneCliChoices, code, DETECTION_INPUTS, module=DETECTION)
+    assert out == CodemodTest.make_fixture_data(code)
+    assert transform.findings == []

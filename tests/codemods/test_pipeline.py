@@ -8,6 +8,7 @@ platform test left.
 from __future__ import annotations
 
 import tempfile
+import textwrap
 from dataclasses import replace
 
 import libcst as cst
@@ -107,6 +108,9 @@ def test_resolve_completes_and_orders_the_platform_group() -> None:
     assert resolve_codemods(["remove_platform_methods"]) == ["remove_platform_methods", "remove_other_device_backends",
                                                              "remove_platform_imports"]
     assert resolve_codemods([]) == []
+    # dead_branches decides `isinstance(x, RemovedClass)` branches before the class's import goes
+    assert resolve_codemods(["prune_registries", "remove_dead_imports", "remove_unused_names"]) == [
+        "prune_registries", "remove_dead_branches", "remove_dead_imports", "remove_unused_names"]
 
 
 def test_resolve_keeps_other_codemods_in_place(monkeypatch) -> None:
@@ -382,3 +386,60 @@ def test_prune_index_agrees_with_each_nodes_own_code(source: str) -> None:
     assert nodes and all(id(n) in index.ranges for n in nodes)
     for node in nodes:
         assert index.matches(node) == (pattern.search(module.code_for_node(node)) is not None)
+
+
+def test_a_branch_only_an_instance_of_a_removed_class_takes_goes_with_its_import() -> None:
+    # 0.5.23's function_call_parser.py: Glm47MoeDetector's grammar, under isinstance of the removed detector
+    from tests.codemods.helpers_registry import make_inputs
+
+    source = textwrap.dedent("""\
+        from pkg.glm import Glm47Detector, generate
+        from pkg.ds import DeepSeekDetector
+
+
+        def pick(detector, tools):
+            if isinstance(detector, Glm47Detector) and detector.native():
+                return generate(tools)
+            return DeepSeekDetector
+        """)
+    result = transform_source(source, path="pkg/parser.py", module="pkg.parser",
+                              inputs=make_inputs(modules=["pkg.glm"]),
+                              codemods=["remove_dead_imports", "remove_unused_names"])
+    assert result.status == "success" and result.findings == []
+    assert result.code == textwrap.dedent("""\
+        from pkg.ds import DeepSeekDetector
+
+
+        def pick(detector, tools):
+            return DeepSeekDetector
+        """)
+
+
+def test_a_use_a_later_codemod_took_away_is_no_finding() -> None:
+    # 0.5.23's quantization/__init__.py: the CPU table names a class of a removed module; the table is read
+    # only under `if is_cpu()`, which folds, and then goes as an unused name
+    from tests.codemods.helpers_registry import make_inputs
+
+    source = textwrap.dedent("""\
+        from pkg.auto_round import AutoRoundConfig
+        from pkg.utils import is_cpu
+
+        CPU_METHODS = {"auto-round": AutoRoundConfig}
+
+
+        def get(q):
+            if is_cpu():
+                return CPU_METHODS[q]
+            return None
+        """)
+    inputs = make_inputs(modules=["pkg.auto_round"])
+    inputs.removed.imported = {"pkg.quant": frozenset({"get"})}  # what kept modules take from it
+    result = transform_source(source, path="pkg/quant.py", module="pkg.quant", inputs=inputs,
+                              codemods=["remove_dead_imports", "remove_unused_names"])
+    assert result.status == "success" and result.findings == []
+    assert "AutoRoundConfig" not in result.code and "CPU_METHODS" not in result.code
+    # while the table stays (read where nothing folds), the use is a finding
+    kept = transform_source(source.replace("if is_cpu():", "if q:"), path="pkg/quant.py", module="pkg.quant",
+                            inputs=inputs, codemods=["remove_dead_imports", "remove_unused_names"])
+    assert [f.split(": ", 1)[1] for f in kept.findings] == [
+        "AutoRoundConfig from removed module pkg.auto_round is still used"]

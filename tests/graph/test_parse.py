@@ -52,6 +52,17 @@ def test_decorator_registry_keys_reach_the_imports_inside():
     assert f.registry_defs == [["register_backend", "aiter", "make"]]
 
 
+def test_a_decorator_registers_under_each_leading_string():
+    # 0.5.23's arg_groups/model_overrides: one function serves several architectures
+    src = ('@_register_for("DeepseekV3ForCausalLM", "HYV4ForCausalLM", flag=True)\n'
+           '@other(CONST, "late")\ndef overrides(args, cfg):\n    from pkg.hy import H\n')
+    f = facts(src)
+    assert f.registry_defs == [["_register_for", "DeepseekV3ForCausalLM", "overrides"],
+                               ["_register_for", "HYV4ForCausalLM", "overrides"]]
+    assert f.imports[0].where.registry_keys == [["_register_for", "DeepseekV3ForCausalLM"],
+                                                ["_register_for", "HYV4ForCausalLM"]]
+
+
 def test_strings_that_name_modules():
     src = (
         'from importlib import import_module\n'

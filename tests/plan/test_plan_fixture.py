@@ -170,6 +170,25 @@ def test_an_import_only_for_a_removed_architecture_is_dead():
     assert record_dead({"guards": ['architecture == "Qwen2ForCausalLM"']}, "pkg.load", view, table, rules) is None
 
 
+def test_a_factory_registered_under_several_keys_dies_only_with_all_of_them():
+    from shrinker.plan.reach import record_dead
+    from shrinker.plan.registries import RegistryView
+    from shrinker.rules.load import load_rules
+    from shrinker.rules.predicates import PredicateTable
+
+    rules = load_rules("deepseek")
+    view = RegistryView(removed_keys={"attention_backends": {"aiter", "wave"}})
+    table = PredicateTable(rules.platform)
+
+    def why(*keys):
+        record = {"registry_keys": [["register_attention_backend", k] for k in keys], "scope": "function"}
+        return record_dead(record, "pkg.registry", view, table, rules)
+
+    assert why("aiter", "wave").code == "registry"
+    assert why("aiter", "triton") is None  # still registered for a kept key
+    assert why("triton") is None
+
+
 def test_a_string_edge_from_a_record_for_other_devices_only_is_dead():
     # 0.5.23: `KernelSpec(target="sglang.kernels.kda_kernels.kda_decode_gfx950:...", capabilities=
     # frozenset({CapabilityRequirement.HIP}))` keeps nothing alive on CUDA
@@ -245,3 +264,13 @@ def test_only_imports_that_run_on_import_pull_a_deletion_forward():
     _pull_dependents_forward(g, batches, deleted_in, decisions)
     assert sorted(batches[0].delete) == ["mm.py", "mm_tests.py"]
     assert sorted(batches[1].delete) == ["npu/moe.py", "npu/utils.py"]
+
+
+def test_package_of_per_architecture_registrations_keeps_modules_naming_a_kept_one(mini_plan):
+    d = mini_plan["decisions"]
+    assert d[P("overrides/deepseek.py")].keep
+    assert d[P("overrides/shared_moe.py")].keep  # registers a kept architecture beside a removed one
+    assert d[P("overrides/helpers.py")].keep  # registers nothing: not a key this registry judges
+    llama = d[P("overrides/llama.py")]
+    assert not llama.keep and "'llama'" in llama.reason and llama.rule == "registry:overrides"
+    assert mini_plan["reach"].registries.removed_keys["overrides"] == {"llama"}

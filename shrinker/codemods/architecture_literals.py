@@ -1,0 +1,175 @@
+"""Drop the architectures the plan removes from the literals that list architectures.
+
+The removed architectures are the removed keys of the rules' model-scan registries (`inputs.table.
+architectures`). Shapes (0.5.23's arg_groups/overrides.py, arg_groups/model_overrides/deepseek_v2.py):
+  - inline, the right side of `in` / `not in`: `model_arch in ("HYV4ForCausalLM", "DeepseekV3ForCausalLM")`
+    keeps `("DeepseekV3ForCausalLM",)`. A literal every element of which goes is left to fold_platform,
+    which folds the whole test (rules/predicates.architecture_compare);
+  - named: a module-level collection bound once, `_ARCHS = frozenset({"KimiLinearForCausalLM", ...})` (a
+    list, tuple or set literal, or frozenset/set/tuple/list of one), that no other kept module imports and
+    that its module reads only as the right side of `in` / `not in`. One left with nothing becomes the empty
+    form of its kind (`frozenset()`, `[]`, `()`, `set()`).
+  - the architectures a registration decorator names (`decorator` of a `package_exports` registry:
+    `@_register_for("DeepseekV3ForCausalLM", "HYV4ForCausalLM")` keeps `"DeepseekV3ForCausalLM"`): registering
+    for an architecture nobody can serve registers nothing that runs; one naming only removed ones stays
+    (its module goes with the registry's removed keys).
+Why this is exact: `x in C` changes only when `x` is a removed architecture, and the pruned tree serves none
+(its model registry lacks them): the premise architecture_compare folds on. Anything else a collection holds
+(kept architectures, other strings, names) stays; a collection read any other way (iterated, passed on,
+imported) is left whole.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Union
+
+import libcst as cst
+
+from shrinker.codemods.base import ShrinkCodemod
+from shrinker.codemods.elements import drop_from_literal
+from shrinker.codemods.registries import string_value
+from shrinker.codemods.removed_imports import module_and_package
+from shrinker.rules.predicates import quotes_one_of
+
+_LITERALS = (cst.List, cst.Tuple, cst.Set)
+_WRAPPERS = ("frozenset", "set", "tuple", "list")
+Collection = Union[cst.List, cst.Tuple, cst.Set, cst.Call]
+
+
+def _literal(value: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The list/tuple/set literal a collection value holds: itself, or the one argument of frozenset(...)."""
+    if isinstance(value, _LITERALS):
+        return value
+    if (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _WRAPPERS
+            and len(value.args) == 1 and not value.args[0].keyword and not value.args[0].star
+            and isinstance(value.args[0].value, _LITERALS)):
+        return value.args[0].value
+    return None
+
+
+def _empty(value: cst.BaseExpression) -> cst.BaseExpression:
+    """The empty collection of the same kind: `frozenset()`, `[]`, `()`, `set()`."""
+    if isinstance(value, cst.Call):
+        return value.with_changes(args=[], whitespace_before_args=cst.SimpleWhitespace(""))
+    if isinstance(value, cst.List):
+        return cst.List([])
+    if isinstance(value, cst.Tuple):
+        return cst.Tuple([])
+    return cst.Call(cst.Name("set"))
+
+
+class _Reads(cst.CSTVisitor):
+    """Per name: how often it occurs as a Name node, how often it is bound, and how often it is read as
+    the right side of `in` / `not in`."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, int] = {}
+        self.membership: dict[str, int] = {}
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names[node.value] = self.names.get(node.value, 0) + 1
+
+    def visit_ComparisonTarget(self, node: cst.ComparisonTarget) -> None:
+        if isinstance(node.operator, (cst.In, cst.NotIn)) and isinstance(node.comparator, cst.Name):
+            self.membership[node.comparator.value] = self.membership.get(node.comparator.value, 0) + 1
+
+
+class PruneArchitectureLiterals(ShrinkCodemod):
+    """Remove removed architectures from membership-test literals and from collections only tested so."""
+
+    NAME = "prune_architecture_literals"
+    DESCRIPTION = "drop removed architectures from the literals `in` tests the served architecture against"
+
+    @classmethod
+    def wants(cls, source: str, inputs) -> bool:
+        return quotes_one_of(source, inputs.table.architectures)
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        self._removed = self.inputs.table.architectures
+        self._registering = {r.decorator for r in self.inputs.rules.registries
+                             if r.kind == "package_exports" and r.decorator}
+        reads = _Reads()
+        tree.visit(reads)
+        module, _ = module_and_package(self.context)
+        imported = (self.inputs.removed.imported or {}).get(module) if self.inputs.removed.imported is not None else None
+        self._named: set[str] = set()
+        for stmt in tree.body:
+            name = self._collection_name(stmt)
+            # bound once here (one Name node is the target), every other occurrence an `in` test, nobody imports it
+            if (name is not None and imported is not None and "*" not in imported and name not in imported
+                    and reads.names.get(name, 0) == 1 + reads.membership.get(name, 0)):
+                self._named.add(name)
+        return tree.visit(self)
+
+    @staticmethod
+    def _collection_name(stmt: cst.CSTNode) -> Optional[str]:
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+            return None
+        small = stmt.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target, value = small.targets[0].target, small.value
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            target, value = small.target, small.value
+        else:
+            return None
+        if isinstance(target, cst.Name) and _literal(value) is not None:
+            return target.value
+        return None
+
+    def _removed_element(self, element: cst.CSTNode) -> bool:
+        return string_value(getattr(element, "value", None)) in self._removed
+
+    def _pruned(self, value: cst.BaseExpression, allow_empty: bool) -> Optional[cst.BaseExpression]:
+        literal = _literal(value)
+        if literal is None:
+            return None
+        gone = sum(self._removed_element(e) for e in literal.elements)
+        if not gone:
+            return None
+        if gone == len(literal.elements):
+            if not allow_empty:
+                return None
+            self.count("architectures_removed", gone)
+            return _empty(value)
+        new = drop_from_literal(literal, self._removed_element)
+        if new is None:
+            return None
+        self.count("architectures_removed", gone)
+        if isinstance(value, cst.Call):
+            return value.with_changes(args=[value.args[0].with_changes(value=new)])
+        return new
+
+    def leave_Decorator(self, original_node: cst.Decorator, updated_node: cst.Decorator):
+        call = updated_node.decorator
+        if not (isinstance(call, cst.Call) and isinstance(call.func, (cst.Name, cst.Attribute))):
+            return updated_node
+        name = call.func.value if isinstance(call.func, cst.Name) else call.func.attr.value
+        if name not in self._registering:
+            return updated_node
+        gone = [a for a in call.args if not a.keyword and not a.star and string_value(a.value) in self._removed]
+        if not gone or len(gone) == sum(1 for a in call.args if string_value(a.value) is not None):
+            return updated_node
+        args = [a for a in call.args if a not in gone]
+        args[-1] = args[-1].with_changes(comma=call.args[-1].comma)  # the original closing comma (or none)
+        self.count("architectures_removed", len(gone))
+        return updated_node.with_changes(decorator=call.with_changes(args=args))
+
+    def leave_ComparisonTarget(self, original_node: cst.ComparisonTarget, updated_node: cst.ComparisonTarget):
+        if not isinstance(updated_node.operator, (cst.In, cst.NotIn)) or not isinstance(
+                updated_node.comparator, _LITERALS):
+            return updated_node
+        new = self._pruned(updated_node.comparator, allow_empty=False)
+        return updated_node if new is None else updated_node.with_changes(comparator=new)
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign):
+        target = updated_node.targets[0].target if len(updated_node.targets) == 1 else None
+        if not (isinstance(target, cst.Name) and target.value in self._named):
+            return updated_node
+        new = self._pruned(updated_node.value, allow_empty=True)
+        return updated_node if new is None else updated_node.with_changes(value=new)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign):
+        if not (isinstance(updated_node.target, cst.Name) and updated_node.target.value in self._named):
+            return updated_node
+        new = self._pruned(updated_node.value, allow_empty=True)
+        return updated_node if new is None else updated_node.with_changes(value=new)
