@@ -91,7 +91,9 @@ class PruneArchitectureLiterals(ShrinkCodemod):
         reads = _Reads()
         tree.visit(reads)
         module, _ = module_and_package(self.context)
-        imported = (self.inputs.removed.imported or {}).get(module) if self.inputs.removed.imported is not None else None
+        # what kept modules take from this one (None: not known); a module no kept module imports takes nothing
+        known = self.inputs.removed.imported
+        imported = None if known is None else known.get(module, frozenset())
         self._named: set[str] = set()
         for stmt in tree.body:
             name = self._collection_name(stmt)

@@ -100,6 +100,16 @@ class TestPruneArchitectureLiterals(CodemodTest):
         assert out == code
 
 
+def test_a_module_no_kept_module_imports_is_judged_too() -> None:
+    code = 'ARCHS = ["Qwen3NextForCausalLM", "DeepseekV3ForCausalLM"]\nok = x in ARCHS\n'
+    out, _ = run(PruneArchitectureLiterals, code, inputs(imported={}), module=MODULE, dedent=False)
+    assert out == 'ARCHS = ["DeepseekV3ForCausalLM"]\nok = x in ARCHS\n'
+    unknown = inputs()
+    unknown.removed.imported = None
+    out, _ = run(PruneArchitectureLiterals, code, unknown, module=MODULE, dedent=False)
+    assert out == code
+
+
 def test_idempotent() -> None:
     code = """\
         ARCHS = ["Qwen3NextForCausalLM", "DeepseekV3ForCausalLM"]
