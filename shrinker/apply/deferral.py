@@ -20,10 +20,11 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from shrinker.codemods.removed_imports import still_used_name
 from shrinker.graph.sources import python_sources
 from shrinker.rules.predicates import PredicateTable, evaluate_source
 
-_USED = re.compile(r": (?P<name>\w+) from removed module |undefined name '(?P<undefined>\w+)'")
+_UNDEFINED = re.compile(r"undefined name '(\w+)'")
 _LOCATION = re.compile(r"^\[[^\]]+\] (?P<path>[^:\s]+\.py):(?P<line>\d+)")
 
 
@@ -85,11 +86,12 @@ def defer_dead_functions(findings: list[str], tree: Path, going: set[str] = froz
         definitions = _definitions(source)
         for line, f in located:
             hits = {name for name, first, last in definitions if first <= line <= last}
-            used = _USED.search(f)
+            undefined = _UNDEFINED.search(f)
+            used = still_used_name(f) or (undefined[1] if undefined else None)
             if used:
                 # a codemod's finding counts lines before the batch's own edits: where the line now falls
                 # in a definition that does not use the name, find the use by its name
-                word = re.compile(rf"\b{re.escape(used['name'] or used['undefined'])}\b")
+                word = re.compile(rf"\b{re.escape(used)}\b")
                 uses = [i for i, text in enumerate(source.splitlines(), 1) if word.search(text)]
                 by_name = {name for name, first, last in definitions for i in uses if first <= i <= last}
                 if by_name and not hits & by_name:

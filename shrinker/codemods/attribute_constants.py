@@ -125,6 +125,13 @@ class _Scan(cst.CSTVisitor):
             self.uses.setdefault(node.attr.value, []).append(use)
 
 
+def read_attributes(tree: cst.Module) -> set[str]:
+    """The names X of every `self.X` the module reads (writes aside)."""
+    scan = _Scan()
+    tree.visit(scan)
+    return {name for name, uses in scan.uses.items() if any(not use.store for use in uses)}
+
+
 def _live_stores(init: cst.FunctionDef, folder: "Folder") -> tuple[set[int], set[int]]:
     """Ids of the Assign statements on `__init__`'s path every call runs, and of those in dead branches
     (the ones under a loop, `with`, `try` or an undecided `if` are in neither: conditional)."""

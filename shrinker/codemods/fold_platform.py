@@ -48,7 +48,7 @@ from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
 from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.parameters import fixed_values
-from shrinker.codemods.attribute_constants import attribute_constants
+from shrinker.codemods.attribute_constants import attribute_constants, read_attributes
 from shrinker.rules.predicates import (architecture_compare, attribute_vocabulary, build_attribute, combine,
                                        device_probe, device_probe_patterns, env_flag_name, model_type_words,
                                        never_compare, other_devices_only, platform_attribute_probe,
@@ -677,27 +677,6 @@ def param_names(params: cst.Parameters) -> frozenset[str]:
     return frozenset(names)
 
 
-class _SelfReads(cst.CSTVisitor):
-    """The names X of every `self.X` a module reads (stores aside)."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-        self._stores: set[int] = set()
-
-    def _targets(self, *targets: cst.BaseExpression) -> None:
-        self._stores.update(id(t) for t in targets if isinstance(t, cst.Attribute))
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        self._targets(*(t.target for t in node.targets))
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._targets(node.target)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if id(node) not in self._stores and isinstance(node.value, cst.Name) and node.value.value == "self":
-            self.names.add(node.attr.value)
-
-
 class PredicateScope:
     """Mixin for transformers that fold: knows the parameters of the enclosing functions/lambdas."""
 
@@ -798,9 +777,7 @@ class PredicateScope:
         """`module` without the `__init__` stores of the attribute constants no `self.X` reads any more."""
         if not self.folder.attribute_constants:
             return module
-        reads = _SelfReads()
-        module.visit(reads)
-        unread = frozenset(self.folder.attribute_constants) - reads.names
+        unread = frozenset(self.folder.attribute_constants) - read_attributes(module)
         if not unread:
             return module
         scope = self

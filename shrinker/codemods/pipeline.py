@@ -195,17 +195,16 @@ def transform_source(source: str, *, path: str, module: str, inputs: CodemodInpu
     return _timed(result, start)
 
 
-_STILL_USED = re.compile(r": (\w+) from removed module \S+ is still used$")
-
-
 def _unsettled(findings: list[str], code: str) -> list[str]:
     """The findings without "NAME from removed module M is still used" where the final code no longer
     names NAME at all: a later codemod of the run took the use away (0.5.23's quantization
     CPU_QUANTIZATION_METHODS, read only on CPU, goes as an unused name once its branch folded)."""
+    from shrinker.codemods.removed_imports import still_used_name
+
     kept = []
     for finding in findings:
-        used = _STILL_USED.search(finding)
-        if used is None or re.search(rf"\b{re.escape(used[1])}\b", code):
+        name = still_used_name(finding)
+        if name is None or re.search(rf"\b{re.escape(name)}\b", code):
             kept.append(finding)
     return kept
 

@@ -45,6 +45,15 @@ ImportStmt = Union[cst.Import, cst.ImportFrom]
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 
+_STILL_USED = re.compile(r": (\w+) from removed module \S+ is still used")
+
+
+def still_used_name(finding: str) -> str | None:
+    """NAME of a "path:line: NAME from removed module M is still used" finding (this codemod's), else None."""
+    used = _STILL_USED.search(finding)
+    return used[1] if used else None
+
+
 # ------------------------------------------------------------------------------------------------
 # Which imports are dead (shared with the registry codemod)
 
