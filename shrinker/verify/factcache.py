@@ -1,8 +1,8 @@
 """Facts for every source file of a tree, parsed in parallel and cached by file content.
 
 The cache is one JSON under cache_dir()/verify/, keyed by (content hash, module name, package?);
-its version is the hash of the extractor's code and pyflakes' version, so changing either
-invalidates it. Upstream is parsed once per machine; a pruned tree re-parses only changed files.
+its version is the hash of the extractor's code (facts.py, attributes.py) and pyflakes' version, so
+changing either invalidates it. Upstream is parsed once per machine; a pruned tree re-parses only changed files.
 """
 
 from __future__ import annotations
@@ -19,13 +19,14 @@ import pyflakes
 from shrinker import paths
 from shrinker.console import progress
 from shrinker.graph.cache import FileMemo
+from shrinker.verify import attributes as attributes_mod
 from shrinker.verify import facts as facts_mod
 from shrinker.verify.facts import FileFacts, extract
 from shrinker.verify.tree import SourceTree, content_hash
 
 
 def _version(internal: frozenset[str]) -> str:
-    code = Path(facts_mod.__file__).read_bytes()
+    code = Path(facts_mod.__file__).read_bytes() + Path(attributes_mod.__file__).read_bytes()
     text = f"{hashlib.sha1(code).hexdigest()}:{pyflakes.__version__}:{','.join(sorted(internal))}"
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 

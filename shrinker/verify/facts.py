@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pyflakes import checker as flakes
 from pyflakes import messages as flake_messages
 
+from shrinker.verify.attributes import ClassFacts, class_facts, internal_aliases
+
 # Exception names whose handler makes an import inside the `try` optional.
 IMPORT_GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 # pyflakes' F821-class messages: a name used that nothing defines.
@@ -42,6 +44,10 @@ class FileFacts:
     imports: list[ImportRef] = field(default_factory=list)
     strings: list[tuple[int, str]] = field(default_factory=list)  # dotted strings naming internal modules
     undefined: list[tuple[int, str, str]] = field(default_factory=list)  # line, pyflakes kind, name
+    classes: list[ClassFacts] = field(default_factory=list)  # for the self_attributes check
+    aliases: dict[str, list[str]] = field(default_factory=dict)  # name -> dotted targets in the tree
+    class_uses: list[str] = field(default_factory=list)  # CapWords names read other than as a base
+    attr_stores: list[str] = field(default_factory=list)  # attributes the file sets on anything
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -52,6 +58,7 @@ class FileFacts:
         data["imports"] = [ImportRef(**i) for i in data["imports"]]
         data["strings"] = [tuple(s) for s in data["strings"]]
         data["undefined"] = [tuple(u) for u in data["undefined"]]
+        data["classes"] = [ClassFacts.from_json(c) for c in data["classes"]]
         return cls(**data)
 
 
@@ -71,6 +78,8 @@ def extract(source: bytes, module: str, is_package: bool, internal: frozenset[st
     package = module if is_package else module.rpartition(".")[0]
     _collect_defined(tree, facts)
     _ImportCollector(facts, package).visit(tree)
+    facts.classes, aliases, facts.attr_stores, facts.class_uses = class_facts(tree, module, package)
+    facts.aliases = internal_aliases(aliases, internal)
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and DOTTED.match(node.value):
             if node.value.split(".", 1)[0] in internal:

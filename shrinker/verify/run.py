@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Sequence
 
 from shrinker import paths
 from shrinker.errors import ShrinkError
-from shrinker.verify.platform_names import split_undefined
 from shrinker.verify import behaviour, cli_surface, static
 from shrinker.upstream.distributions import load_index
 from shrinker.verify.env import VerifyEnv, load_env, read_requirements, requirements_for
@@ -144,8 +143,8 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
         for check in (c for c in STATIC if c in wanted):
             new = static.regressions(found_pr.by_check[check], found_up.by_check[check])
             notes = list(found_pr.notes[check])
-            if check == "undefined_names":
-                new, unbound = split_undefined(new, upstream_tree.root, rules or load_rules(profile))
+            if check in ("undefined_names", "self_attributes"):
+                new, unbound = static.split_platform(check, new, upstream_tree.root, rules or load_rules(profile))
                 notes += unbound
             counts = dict(found_pr.counts[check])
             counts.update({"upstream_findings": len(found_up.by_check[check]),

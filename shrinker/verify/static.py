@@ -3,7 +3,8 @@
 Every finding has a key that does not depend on line numbers (file, kind, target); a pruned finding
 is a regression only when upstream does not have the same key as often (upstream itself has a few
 broken references, e.g. optional private modules). Imports inside try/except ImportError are
-allowed to be missing: they are listed as notes, not failures.
+allowed to be missing: they are listed as notes, not failures. `self_attributes`: a `self.X` read
+that no code of the tree sets X for (shrinker/verify/attributes.py).
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from shrinker.upstream.distributions import declared_distributions, load_index, provided_by
+from shrinker.verify.attributes import unset_attributes
 from shrinker.verify.facts import FileFacts
-from shrinker.verify.platform_names import split_undefined
+from shrinker.verify.platform_names import split_undefined, split_unset
 from shrinker.verify.tree import SourceTree
 
 STATIC_CHECKS = ("syntax", "internal_imports", "import_names", "third_party", "registry_strings",
-                 "undefined_names")
+                 "undefined_names", "self_attributes")
 STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 
 
@@ -112,7 +114,24 @@ def collect(tree: SourceTree, facts: dict[str, FileFacts], dist_map: dict[str, l
             out.counts["undefined_names"]["uses"] += 1
             out.by_check["undefined_names"].append(
                 Finding((rel, "undefined", undefined), f"{rel}:{line} undefined name {undefined!r} ({kind})"))
+    out.counts["self_attributes"]["classes"] = sum(len(f.classes) for f in facts.values())
+    for module, line, cls, attr, instances in unset_attributes(facts):
+        rel = tree.rel(module)
+        shown = ", ".join(instances[:3]) + (f" and {len(instances) - 3} more" if len(instances) > 3 else "")
+        out.by_check["self_attributes"].append(Finding(
+            (rel, "unset-attribute", cls, attr),
+            f"{rel}:{line} {cls} reads self.{attr}, which no code of the tree sets on {shown}"))
     return out
+
+
+def split_platform(check: str, new: list[Finding], upstream_root, rules) -> tuple[list[Finding], list[str]]:
+    """Regressions -> (real ones, notes for what failed on CUDA upstream too: a name bound or an
+    attribute set there only in code dead on CUDA)."""
+    if check == "undefined_names":
+        return split_undefined(new, upstream_root, rules)
+    if check == "self_attributes":
+        return split_unset(new, upstream_root, rules)
+    return new, []
 
 
 def _check_internal(tree: SourceTree, resolver: _Resolver, out: StaticFindings, rel: str, imp) -> None:
@@ -169,8 +188,7 @@ def static_gate(tree, upstream_root=None, *, jobs: int = 2, later: frozenset[str
     found_up = collect(upstream, facts_up, dist_map)
     out = {}
     for check in STATIC_CHECKS:
-        new = regressions(found_pr.by_check[check], found_up.by_check[check])
-        if check == "undefined_names":
-            new, _ = split_undefined(new, Path(upstream_root), rules)
+        new, _ = split_platform(check, regressions(found_pr.by_check[check], found_up.by_check[check]),
+                                Path(upstream_root), rules)
         out[check] = [f.text for f in new if f.key[0] not in later]
     return out
