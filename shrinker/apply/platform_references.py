@@ -3,9 +3,11 @@ measures, in apply.md).
 
 Platforms: a line counts when its code (comments and docstrings aside) matches the platform vocabulary of
 the rules ([platform.strings]: a quoted platform name, an enum member `.MHA_NPU`, a predicate or flag named
-for one: `_is_npu`, `is_gfx95_supported`, `_use_aiter`) or names a predicate rule (`*aiter*`). Models: a
+for one: `_is_npu`, `is_gfx95_supported`, `_use_aiter`) or names a predicate rule (`*_aiter*`). Models: a
 line counts when its code names a family of [architectures].other_families (`Qwen2ForCausalLM`,
-`is_qwen3_next`, "gpt-oss"). Comments that name one count apart: they describe code, they do not run.
+`is_qwen3_next`, "gpt-oss"). Comments that name one count apart: they describe code, they do not run. So
+do lines that name one only in prose, a string's words for a person (`help="... aiter on ROCm"`, an error
+message): they select nothing.
 
 A line the rules allow ([[platform.allowed]]: a vocabulary that describes targets, such as the kernel
 registry's device types) is counted apart, under the rule's reason.
@@ -29,6 +31,7 @@ from shrinker.rules.predicates import vocabulary_patterns
 class PlatformReferences:
     code: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, text), not allowed
     comment_lines: int = 0
+    prose_lines: int = 0  # code lines that name one only inside prose (a help text, a message)
     allowed: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)  # reason -> lines
 
     @property
@@ -36,7 +39,8 @@ class PlatformReferences:
         return len({path for path, _, _ in self.code})
 
     def to_json(self) -> dict:
-        data = {"code_lines": len(self.code), "files": self.files, "comment_lines": self.comment_lines}
+        data = {"code_lines": len(self.code), "files": self.files, "comment_lines": self.comment_lines,
+                "prose_lines": self.prose_lines}
         if self.allowed:
             data["allowed"] = {reason: len(lines) for reason, lines in sorted(self.allowed.items())}
         return data
@@ -94,17 +98,20 @@ def _references(tree: Path, pattern: re.Pattern, words: re.Pattern, allowed=()) 
         if pattern.search(text) is None and words.search(text) is None:
             continue
         lines = text.splitlines()
-        blank = [list(line) for line in lines]  # the code with comments and docstrings blanked out
+        blank = [list(line) for line in lines]  # the code with comments, docstrings and prose blanked out
+        prose = [list(line) for line in lines]  # the code with comments and docstrings blanked out
         try:
             for tok in tokenize.generate_tokens(io.StringIO(text).readline):
                 if tok.type == tokenize.COMMENT:
                     found.comment_lines += bool(words.search(tok.string))
-                elif not (tok.type == tokenize.STRING and _docstring(tok.string)):
-                    continue
-                for row in range(tok.start[0], tok.end[0] + 1):
-                    first = tok.start[1] if row == tok.start[0] else 0
-                    last = tok.end[1] if row == tok.end[0] else len(blank[row - 1])
-                    blank[row - 1][first:last] = " " * (last - first)
+                    _blank(blank, tok.start, tok.end)
+                    _blank(prose, tok.start, tok.end)
+                elif tok.type == tokenize.STRING and _docstring(tok.string):
+                    _blank(blank, tok.start, tok.end)
+                    _blank(prose, tok.start, tok.end)
+                elif tok.type == tokenize.STRING or tok.type == getattr(tokenize, "FSTRING_MIDDLE", None):
+                    for start, end in _prose_pieces(tok):
+                        _blank(blank, start, end)
         except (tokenize.TokenError, SyntaxError):
             continue  # verify's static check reports a file that does not parse
         for number, chars in enumerate(blank, 1):
@@ -113,7 +120,67 @@ def _references(tree: Path, pattern: re.Pattern, words: re.Pattern, allowed=()) 
                 line = (rel, number, lines[number - 1].strip())
                 reason = _allowed_by(rel, code, allowed)
                 (found.code if reason is None else found.allowed.setdefault(reason, [])).append(line)
+            elif pattern.search("".join(prose[number - 1])):
+                found.prose_lines += 1
     return found
+
+
+def _blank(rows: list[list[str]], start: tuple[int, int], end: tuple[int, int]) -> None:
+    for row in range(start[0], end[0] + 1):
+        first = start[1] if row == start[0] else 0
+        last = end[1] if row == end[0] else len(rows[row - 1])
+        rows[row - 1][first:last] = " " * (last - first)
+
+
+def _prose_pieces(tok: tokenize.TokenInfo) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The (start, end) spans of a string token's literal pieces that hold whitespace: words for a
+    person (`"requires SM100 or gfx950"`), not a name code compares (`"npu_memcache"`). An f-string's
+    replacement fields are code; each literal piece between them is judged alone, as Python 3.12's
+    tokenizer hands them over (FSTRING_MIDDLE), so every Python counts the same."""
+    text = tok.string
+    if tok.type == tokenize.STRING:
+        prefix = len(text) - len(text.lstrip("rRbBuUfF"))
+        quote = 3 if text[prefix:prefix + 3] in ('"""', "'''") else 1
+        body_start, body_end = prefix + quote, len(text) - quote
+        pieces = _literal_pieces(text, body_start, body_end, "f" in text[:prefix].lower())
+    else:
+        pieces = [(0, len(text))]
+    out = []
+    for first, last in pieces:
+        if any(c.isspace() for c in text[first:last]):
+            out.append((_position(tok.start, text, first), _position(tok.start, text, last)))
+    return out
+
+
+def _literal_pieces(text: str, start: int, end: int, formatted: bool) -> list[tuple[int, int]]:
+    if not formatted:
+        return [(start, end)]
+    pieces, depth, piece, i = [], 0, start, start
+    while i < end:
+        c = text[i]
+        if depth == 0 and c in "{}" and text[i + 1:i + 2] == c:
+            i += 2  # `{{` / `}}`: a literal brace
+            continue
+        if c == "{":
+            if depth == 0:
+                pieces.append((piece, i))
+            depth += 1
+        elif c == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                piece = i + 1
+        i += 1
+    pieces.append((piece, end))
+    return [(a, b) for a, b in pieces if b > a]
+
+
+def _position(start: tuple[int, int], text: str, offset: int) -> tuple[int, int]:
+    """The (row, column) of `offset` inside a token that starts at `start`."""
+    before = text[:offset]
+    newlines = before.count("\n")
+    if not newlines:
+        return start[0], start[1] + offset
+    return start[0] + newlines, offset - before.rfind("\n") - 1
 
 
 def _docstring(token: str) -> bool:

@@ -284,7 +284,8 @@ def nothing_dead(repo, tree: Path, plan: dict, number: int) -> BatchOutcome:
 
 def _references_section(title: str, references: PlatformReferences, allowed_by: str) -> list[str]:
     lines = ["", f"{title}: {len(references.code)} lines in {references.files} files; "
-                 f"{references.comment_lines} comment lines name one too."]
+                 f"{references.comment_lines} comment lines name one too, and {references.prose_lines} code lines "
+                 "only in prose (a help text's or message's words)."]
     if references.code:
         lines += ["", "<details><summary>the lines</summary>", ""]
         lines += [f"- `{path}:{number}` `{text[:120]}`" for path, number, text in references.code]

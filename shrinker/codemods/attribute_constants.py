@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 import libcst.matchers  # noqa: F401  (cst.matchers)
 
+from shrinker.codemods.bindings import TargetVisitor
+
 if TYPE_CHECKING:
     from shrinker.codemods.fold_platform import Folder
 
@@ -46,7 +48,7 @@ class _Use:
     simple_store: Optional[cst.Assign] = None  # the `self.X = value` it is the one target of
 
 
-class _Scan(cst.CSTVisitor):
+class _Scan(TargetVisitor):
     """Every `self.X` in a module: where it stands and whether it is written."""
 
     def __init__(self) -> None:
@@ -92,30 +94,8 @@ class _Scan(cst.CSTVisitor):
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute):
             self._simple[id(node.targets[0].target)] = node
 
-    def _mark(self, target: Optional[cst.CSTNode]) -> None:
-        if target is not None:
-            self._targets.update(id(n) for n in cst.matchers.findall(target, cst.matchers.Attribute()))
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._mark(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._mark(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._mark(node.target)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._mark(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._mark(node.target)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._mark(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._mark(node.name)
+    def target(self, node: cst.CSTNode) -> None:
+        self._targets.update(id(n) for n in cst.matchers.findall(node, cst.matchers.Attribute()))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Name) and node.value.value == "self":

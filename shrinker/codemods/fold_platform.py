@@ -49,6 +49,8 @@ from shrinker.codemods.inputs import CodemodInputs
 from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.parameters import fixed_values
 from shrinker.codemods.attribute_constants import attribute_constants, read_attributes
+from shrinker.codemods.bindings import BindingCounts, TargetVisitor
+from shrinker.codemods.local_constants import drop_unread_constants, function_constants
 from shrinker.rules.predicates import (architecture_compare, attribute_vocabulary, build_attribute, combine,
                                        device_probe, device_probe_patterns, env_flag_name, model_type_words,
                                        never_compare, other_devices_only, platform_attribute_probe,
@@ -439,87 +441,6 @@ def module_flags(tree: cst.Module) -> frozenset[str]:
     return frozenset(names)
 
 
-class _Bindings(cst.CSTVisitor):
-    """How often each name is bound anywhere in a module (assignments, imports, definitions,
-    parameters, loop and `with` targets, `global` statements count), skipping the arms of module-level
-    `if`s whose test folds to a constant on CUDA (the fold removes them)."""
-
-    def __init__(self, folder: "Folder") -> None:
-        self.folder = folder
-        self.count: dict[str, int] = {}
-        self._depth = 0
-
-    def _bind(self, node: Optional[cst.CSTNode]) -> None:
-        if isinstance(node, cst.Name):
-            self.count[node.value] = self.count.get(node.value, 0) + 1
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for element in node.elements:
-                self._bind(element.value)
-        elif isinstance(node, cst.StarredElement):
-            self._bind(node.value)
-
-    def visit_If(self, node: cst.If) -> Optional[bool]:
-        if self._depth:
-            return True
-        value = self.folder.fold(node.test).value
-        node.test.visit(self)
-        if value is not False:
-            node.body.visit(self)
-        if value is not True and node.orelse is not None:
-            node.orelse.visit(self)
-        return False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._bind(node.name)
-        self._depth += 1
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._depth -= 1
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._bind(node.name)
-        self._depth += 1
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._depth -= 1
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self._bind(node.name)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._bind(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._bind(node.name)
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        if node.asname is None:
-            self._bind(cst.Name(str(cst.helpers.get_full_name_for_node(node.name)).split(".")[0]))
-
-    def visit_Global(self, node: cst.Global) -> None:
-        for item in node.names:
-            self._bind(item.name)
-            self._bind(item.name)  # a `global` makes the name rebindable from a function
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._bind(node.target)
-
-
 def none_constants(tree: cst.Module, folder: "Folder") -> frozenset[str]:
     """Private names bound by a top-level `_x = None` and nowhere else in the module's live code (the
     platform branch that could rebind it folds away): `_x is None` holds wherever `_x` is read."""
@@ -534,7 +455,7 @@ def none_constants(tree: cst.Module, folder: "Folder") -> frozenset[str]:
                     candidates.add(small.targets[0].target.value)
     if not candidates:
         return frozenset()
-    bindings = _Bindings(folder)
+    bindings = BindingCounts(folder)
     tree.visit(bindings)
     return frozenset(n for n in candidates if bindings.count.get(n) == 1)
 
@@ -564,7 +485,7 @@ def _constants(bindings: list[tuple[int, str, cst.BaseExpression]], scope: cst.C
     and it must come from a predicate: a plain `DEBUG = False` is a setting, not a platform fact."""
     if not bindings:
         return {}
-    counter = _Bindings(folder)
+    counter = BindingCounts(folder)
     scope.visit(counter)
     once = [(name, value) for _, name, value in bindings if counter.count.get(name) == 1]
     saved = folder.constants
@@ -593,67 +514,6 @@ def module_constants(tree: cst.Module, folder: "Folder") -> dict[str, bool]:
         return _constants(_single_bindings(tree.body), tree, folder)
     finally:
         folder.constants = saved
-
-
-class _FunctionConstants(cst.CSTVisitor):
-    """Per function (by qualified name): its locals bound once, at the top of its body, to a value a
-    predicate decides (`use_rocm_mxfp8 = _use_aiter and ...`), not rebound anywhere in it (nested scopes
-    included) and not read before that statement. A name defined twice under one qualified name
-    (`if x: def f()... else: def f()...`) gets none."""
-
-    def __init__(self, folder: "Folder") -> None:
-        self.folder = folder
-        self.found: dict[str, dict[str, bool]] = {}
-        self._names: list[str] = []
-        self._seen: set[str] = set()
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._names.append(node.name.value)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._names.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._names.append(node.name.value)
-        qualname = ".".join(self._names)
-        if qualname in self._seen:
-            self.found.pop(qualname, None)
-            return
-        self._seen.add(qualname)
-        if not isinstance(node.body, cst.IndentedBlock):
-            return
-        statements = node.body.body
-        bindings = [(i, name, value) for i, name, value in _single_bindings(statements)
-                    if not any(cst.matchers.findall(s, cst.matchers.Name(name)) for s in statements[:i])]
-        constants = _constants(bindings, node, self.folder)
-        if constants:
-            self.found[qualname] = constants
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._names.pop()
-
-
-def function_constants(tree: cst.Module, folder: "Folder") -> dict[str, dict[str, bool]]:
-    visitor = _FunctionConstants(folder)
-    tree.visit(visitor)
-    return visitor.found
-
-
-def drop_unread_constants(function: cst.FunctionDef, constants: dict[str, bool]) -> cst.FunctionDef:
-    """The function without the top-level bindings of its constants that nothing in it reads any more
-    (their values are constants: dropping them runs no less code)."""
-    if not constants or not isinstance(function.body, cst.IndentedBlock):
-        return function
-    statements = list(function.body.body)
-    unread = {name for name in constants
-              if len(cst.matchers.findall(function.body, cst.matchers.Name(name))) == 1}
-    kept = [s for s in statements
-            if not (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
-                    and any(name in unread for _, name, value in _single_bindings([s])
-                            if isinstance(value, cst.Name) and value.value in ("True", "False")))]
-    if len(kept) == len(statements) or not kept:
-        return function
-    return function.with_changes(body=function.body.with_changes(body=kept))
 
 
 def _walrus_count(node: cst.CSTNode) -> int:
@@ -725,7 +585,7 @@ class PredicateScope:
         self.folder.none_names = none_constants(tree, self.folder)
         before = original if original is not None else tree
         self.folder.constants = module_constants(before, self.folder)
-        self._function_constants = function_constants(before, self.folder)
+        self._function_constants = function_constants(before, self.folder, attribute_vocabulary(self.inputs.rules))
         self.folder.attribute_constants = attribute_constants(before, self.folder, self.inputs.single_file_words,
                                                               attribute_vocabulary(self.inputs.rules))
         widen = (dead | self.folder.none_names | frozenset(self.folder.constants)
@@ -766,9 +626,9 @@ class PredicateScope:
         self._params.pop()
         self._fixed.pop()
         self.folder.constants = self._outer_constants.pop()
-        result = drop_unread_constants(updated_node, local)
-        if result is not updated_node:
-            self.count("constants_dropped", len(updated_node.body.body) - len(result.body.body))
+        result, dropped = drop_unread_constants(updated_node, local)
+        if dropped:
+            self.count("constants_dropped", dropped)
         if result.name.value == "__init__" and self.folder.attribute_constants and self.DROPS_ATTRIBUTE_STORES:
             result = self._drop_attribute_stores(result)
         return result
@@ -873,6 +733,21 @@ def feature_words(inputs: CodemodInputs) -> tuple[str, ...]:
     return tuple(words)
 
 
+class _BoundElements(TargetVisitor):
+    def __init__(self) -> None:
+        self.found: set[int] = set()
+
+    def target(self, node: cst.CSTNode) -> None:
+        self.found.update(id(e) for e in cst.matchers.findall(node, cst.matchers.Element()))
+
+
+def bound_elements(tree: cst.Module) -> frozenset[int]:
+    """The ids of the tuple and list elements that a statement binds (`a, self.b = ...`, `for x, y in`)."""
+    visitor = _BoundElements()
+    tree.visit(visitor)
+    return frozenset(visitor.found)
+
+
 class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
     """Simplify boolean tests and derived flags with the CUDA values of the platform predicates."""
 
@@ -882,6 +757,7 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
     def __init__(self, context, inputs: CodemodInputs) -> None:
         super().__init__(context, inputs)
         self._setup_folding(inputs)
+        self._bound_elements: frozenset[int] = frozenset()
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
@@ -892,6 +768,7 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         self._bind_module(tree)
+        self._bound_elements = bound_elements(tree)
         return super().transform_module(tree)
 
     # -- values: arguments, return values, lambda bodies (`disable=_is_npu` -> `disable=False`) ----
@@ -915,8 +792,11 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
 
     def leave_Element(self, original_node: cst.Element, updated_node: cst.Element) -> cst.Element:
         """A tuple, list or set element that is an expression (`("PD prefill on ROCm", mode == "prefill"
-        and get_platform().is_hip)`): folded as a value. Names and attributes stay (they may be targets)."""
-        return self._with_value(updated_node, "elements_folded", fold=isinstance(updated_node.value, _VALUE_KINDS))
+        and get_platform().is_hip)`): folded as a value. So is a name or attribute read there
+        (`(get_platform().is_hip, "ROCm")`), but not one an assignment, loop or `del` binds."""
+        fold = isinstance(updated_node.value, _VALUE_KINDS) or (
+            isinstance(updated_node.value, (cst.Name, cst.Attribute)) and id(original_node) not in self._bound_elements)
+        return self._with_value(updated_node, "elements_folded", fold=fold)
 
     def leave_DictElement(self, original_node: cst.DictElement, updated_node: cst.DictElement) -> cst.DictElement:
         return self._with_value(updated_node, "elements_folded")
@@ -1155,12 +1035,43 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
             return updated_node.with_changes(value=local)
         value = self._fold_value(updated_node.value)
         if value is None:
+            value = self._assigned_value(updated_node.value)
+        if value is None:
             return updated_node
         self.count("flags_folded")
         return updated_node.with_changes(value=value)
 
+    def _assigned_value(self, value: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The value of an assignment with what folds as a value folded: a flag standing alone
+        (`self.use_fused_clamp_act_mul = _is_hip` -> `= False`, `IS_QUICK_AR_AVAILABLE = _is_hip`) or a
+        boolean operand nested in it (`x and ((a or (_is_hip and b)) if c else d)` -> `(a or False)`).
+        Exact for values, as arguments are; tests inside it (a ternary's) were simplified already."""
+        if isinstance(value, cst.Name):
+            return self._value(value)
+        result = self._operands(value)
+        return None if result is value else result
+
+    def _operands(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """`node` with each boolean operand that folds as a value folded, the outermost first."""
+        if isinstance(node, (cst.BooleanOperation, cst.UnaryOperation)):
+            folded = self._value(node)
+            if folded is not None:
+                return folded
+        if isinstance(node, cst.BooleanOperation):
+            left, right = self._operands(node.left), self._operands(node.right)
+            return node if left is node.left and right is node.right else node.with_changes(left=left, right=right)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            inner = self._operands(node.expression)
+            return node if inner is node.expression else node.with_changes(expression=inner)
+        if isinstance(node, cst.IfExp):  # its test is leave_IfExp's
+            body, orelse = self._operands(node.body), self._operands(node.orelse)
+            return node if body is node.body and orelse is node.orelse else node.with_changes(body=body, orelse=orelse)
+        return node
+
     def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign) -> cst.AnnAssign:
         value = self._fold_value(updated_node.value)
+        if value is None and updated_node.value is not None:
+            value = self._assigned_value(updated_node.value)
         if value is None:
             return updated_node
         self.count("flags_folded")

@@ -43,6 +43,16 @@ _PREFIX = object()
 Binding = Union[cst.ImportAlias, cst.Assign, cst.AnnAssign]
 
 
+def _blank_run(lines) -> list[cst.EmptyLine]:
+    """The blank lines a statement's leading lines start with (a comment after them described it)."""
+    out = []
+    for line in lines:
+        if line.comment is not None:
+            break
+        out.append(line)
+    return out
+
+
 def imported_names(removed: Removed) -> Optional[Mapping[str, frozenset[str]]]:
     """Names kept modules import from each module (`Removed.imported`), or None when unknown."""
     return getattr(removed, "imported", None)
@@ -214,6 +224,10 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
         self._external: Optional[frozenset[str]] = None if known is None else known.get(module or "", frozenset())
         self._drop: set[cst.CSTNode] = set()  # import aliases and Assign/AnnAssign statements
         self._drop_blocks: set[cst.CSTNode] = set()  # module-level if/try statements that empty
+        # The blank lines above a statement line that empties stay above the next statement of its block
+        # (`from __future__ import annotations` / blank / `import logging` / `import math` keeps its blank)
+        self._carry: list[cst.EmptyLine] = []
+        self._carried: dict[int, list[cst.EmptyLine]] = {}
 
     def used_before(self) -> set[str]:
         if self._used_before is None:
@@ -378,6 +392,31 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
         return None
 
     # -- editing (module level only: nothing inside functions or classes changes)
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._carry and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self._carried[id(node)], self._carry = self._carry, []
+        return super().on_visit(node)
+
+    def on_leave(self, original_node, updated_node):
+        updated = super().on_leave(original_node, updated_node)
+        if isinstance(original_node, (cst.Module, cst.IndentedBlock)):
+            self._carry = []  # the emptied line was its block's last: nothing below takes its blank lines
+        blanks = self._carried.pop(id(original_node), None)
+        if blanks and isinstance(updated, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            own = _blank_run(updated.leading_lines)
+            updated = updated.with_changes(
+                leading_lines=[*blanks[len(own):], *updated.leading_lines])
+        return updated
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine):
+        if updated_node.body:
+            return updated_node
+        blanks = _blank_run(updated_node.leading_lines)
+        if len(blanks) > len(self._carry):
+            self._carry = blanks
+        return cst.RemoveFromParent()
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
 

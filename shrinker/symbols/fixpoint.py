@@ -84,6 +84,19 @@ def _total_lines(graph: SymbolGraph) -> int:
     return sum(m.lines for m in graph.modules.values())
 
 
+def _imported_names(tree: Path, jobs: int) -> dict[str, frozenset[str]]:
+    """What kept modules take from each module of `tree` (`Removed.imported`): remove_unused_names then
+    drops a public import the pass left unused (`is_hip` once the dead `_is_hip = is_hip()` went) unless
+    another module takes it from there, as the batches before do."""
+    from shrinker.codemods.unused_names import imported_names_from_facts
+    from shrinker.graph.build import build_graph
+    from shrinker.graph.sources import tree_source_reader
+
+    graph = build_graph(tree, jobs=jobs)
+    return imported_names_from_facts(list(graph.facts.values()), Removed(),
+                                     tree_source_reader(tree, graph.module_path))
+
+
 def run_pass(tree: Path, number: int, rules, symbol_rules: SymbolRules, *,
              codemods: Sequence[str] = ("remove_dead_symbols", "remove_unused_names"),
              jobs: int = 2, upstream: Optional[Path] = None) -> tuple[Optional[PassResult], int]:
@@ -100,6 +113,7 @@ def run_pass(tree: Path, number: int, rules, symbol_rules: SymbolRules, *,
         return None, lines
     removed = Removed()
     removed.dead_symbols = dead  # type: ignore[attr-defined]  # read by remove_dead_symbols
+    removed.imported = _imported_names(tree, jobs)
     inputs = CodemodInputs(rules=rules, removed=removed)
     items = [FileItem(path=str(tree / graph.modules[m].path), module=m) for m in dead]
     t1 = time.perf_counter()

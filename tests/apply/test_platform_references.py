@@ -28,7 +28,7 @@ def test_code_lines_count_comments_and_cuda_apart(tmp_path):
     refs = platform_references(tmp_path, load_rules("deepseek"))
     assert [line for _, line, _ in refs.code] == [2, 3, 6, 8, 9]
     assert refs.files == 1 and refs.comment_lines == 2  # "# Ascend" and the ROCm line; the docstring is no code
-    assert refs.to_json() == {"code_lines": 5, "files": 1, "comment_lines": 2}
+    assert refs.to_json() == {"code_lines": 5, "files": 1, "comment_lines": 2, "prose_lines": 0}
 
 
 def test_model_family_lines_count_words_and_camel_case_starts(tmp_path):
@@ -87,3 +87,18 @@ def test_family_lines_a_rule_allows_count_apart(tmp_path):
     assert [(path, line) for path, line, _ in refs.code] == [("python/sglang/a.py", 1),
                                                              ("python/sglang/chat_template.py", 2)]
     assert refs.to_json()["allowed"] == {"templates": 1}
+
+
+def test_lines_naming_one_only_in_prose_count_apart(tmp_path):
+    # a help text or message names a platform in words; a choice string and an f-string's field are code
+    _tree(tmp_path,
+        'help_text = "Options: auto (DeepGEMM on CUDA, aiter on ROCm)"\n'
+        'choices = ["flashinfer", "npu_memcache"]\n'
+        'msg = f"aiter exports it={_HAS_OP}, gfx95={is_gfx95_supported()}"\n'
+        'other = f"requires {x} or gfx950 GPUs"\n'
+        'joined = f"{x}_aiter"\n'
+        'raise ValueError("MXFP8 requires SM100 or ROCm gfx95 "\n'
+        '                 "(gfx942 converts it).")\n')
+    refs = platform_references(tmp_path, load_rules("deepseek"))
+    assert [line for _, line, _ in refs.code] == [2, 3, 5]
+    assert refs.prose_lines == 4

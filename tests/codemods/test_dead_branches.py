@@ -678,6 +678,45 @@ def test_function_local_constant_decides_a_branch_and_its_binding_goes() -> None
     assert "def compress(x, cfg):\n    y = cuda_fp8(x)\n    return y\n" in result.code
 
 
+def test_a_local_bound_in_a_block_decides_the_branches_below_it() -> None:
+    # v0.5.23 deepseek_v4.py: `use_npu_cp_full_metadata = use_cp and _is_npu` at the top of an `else:`,
+    # then `if use_npu_cp_full_metadata:` twice; rotary factory's `use_aiter_rope = False` (a folded
+    # binding an earlier batch left) with a plain `debug = False` beside it
+    from shrinker.codemods.pipeline import transform_source
+
+    source = textwrap.dedent(
+        """
+        def forward(self, x, use_cp):
+            if x is None:
+                return None
+            else:
+                use_npu_cp_full_metadata = use_cp and _is_npu
+                if use_npu_cp_full_metadata:
+                    y = npu(x)
+                else:
+                    y = cuda(x)
+                if use_npu_cp_full_metadata:
+                    y = y + 1
+                return y
+
+
+        def get_rope(dim):
+            use_aiter_rope = False
+            debug = False
+            if use_aiter_rope:
+                return aiter_rope(dim)
+            if debug:
+                print(dim)
+            return rope(dim)
+        """
+    )
+    result = transform_source(source, path="sglang/srt/x.py", module="sglang.srt.x",
+                              inputs=deepseek_inputs(), codemods=["fold_platform"])
+    assert result.status == "success", result.error
+    assert "    else:\n        y = cuda(x)\n        return y\n" in result.code, result.code
+    assert "def get_rope(dim):\n    debug = False\n    if debug:\n        print(dim)\n    return rope(dim)\n" in result.code
+
+
 def test_a_branch_for_another_stack_s_torch_build_goes() -> None:
     # 0.5.23 sgl_kernel/__init__.py: `if hasattr(torch.version, "musa") and torch.version.musa is not None:`
     result = run_transform(RemoveDeadBranches, textwrap.dedent(

@@ -1036,6 +1036,191 @@ class TestModuleConstants(PlatformCodemodTest):
         )
 
 
+class TestLocalConstants(PlatformCodemodTest):
+    """codemods/local_constants.py: locals bound in blocks, in several branches, or to a literal the
+    vocabulary names (0.5.23's deepseek_v4.py, fp8.py, rotary_embedding/factory.py shapes)."""
+
+    TRANSFORM = FoldPlatformPredicates
+
+    def test_binding_at_the_top_of_a_nested_block(self) -> None:
+        # deepseek_v4.py: `use_npu_cp_full_metadata = use_cp and _is_npu` at the top of an `else:`
+        self.assertCodemod(
+            """
+            def forward(self, x, use_cp):
+                if x is None:
+                    return None
+                else:
+                    use_npu_cp_full_metadata = use_cp and _is_npu
+                    self.indexer(x, full=use_npu_cp_full_metadata)
+                    return [use_npu_cp_full_metadata]
+            """,
+            """
+            def forward(self, x, use_cp):
+                if x is None:
+                    return None
+                else:
+                    self.indexer(x, full=False)
+                    return [False]
+            """,
+        )
+
+    def test_bound_in_each_branch_and_read_below_each(self) -> None:
+        # fp8.py: `runner_is_aiter = ...is_aiter()` in three branches
+        self.assertCodemod(
+            """
+            def process(self, layer, mode):
+                if mode:
+                    runner_is_aiter = self.runner.runner_backend.is_aiter()
+                    prepare(layer, shuffle=runner_is_aiter)
+                    return
+                runner_is_aiter = self.runner.runner_backend.is_aiter()
+                finish(layer, shuffle=runner_is_aiter)
+            """,
+            """
+            def process(self, layer, mode):
+                if mode:
+                    prepare(layer, shuffle=False)
+                    return
+                finish(layer, shuffle=False)
+            """,
+        )
+
+    def test_literal_named_by_the_vocabulary_folds_a_setting_stays(self) -> None:
+        # rotary_embedding/factory.py: `use_aiter_rope = False` left by an earlier fold
+        self.assertCodemod(
+            """
+            def get_rope(dim):
+                use_aiter_rope = False
+                debug = False
+                return make(dim, aiter=use_aiter_rope, debug=debug)
+            """,
+            """
+            def get_rope(dim):
+                debug = False
+                return make(dim, aiter=False, debug=debug)
+            """,
+        )
+
+    def test_reads_no_binding_covers_stay(self) -> None:
+        # a read after the `if` that binds it, one in the handler of the `try` that binds it, one in a
+        # loop header the body binds, one bound otherwise too (a `for` target): each stays
+        self.assertUnchanged(
+            """
+            def a(x):
+                if x:
+                    use_aiter_rope = False
+                return g(use_aiter_rope)
+
+            def b(x):
+                try:
+                    is_mori = False
+                    g(x)
+                except ValueError:
+                    g(is_mori)
+
+            def c(x):
+                while g(use_rocm_triton):
+                    use_rocm_triton = False
+
+            def d(xs):
+                use_aiter_fp4 = False
+                for use_aiter_fp4 in xs:
+                    pass
+                return g(use_aiter_fp4)
+            """
+        )
+
+    def test_idempotent_on_the_folded_form(self) -> None:
+        self.assertUnchanged(
+            """
+            def get_rope(dim):
+                return make(dim, aiter=False)
+            """
+        )
+
+
+class TestAssignedValues(PlatformCodemodTest):
+    """An assignment's value folds as a value where a flag stands alone or as a nested boolean operand
+    (0.5.23's deepseek_v2.py, custom_all_reduce_ops.py, fp8.py)."""
+
+    TRANSFORM = FoldPlatformPredicates
+
+    def test_a_flag_assigned_and_a_nested_operand(self) -> None:
+        self.assertCodemod(
+            """
+            _is_hip = is_hip()
+            IS_QUICK_AR_AVAILABLE = _is_hip
+            handler = is_hip
+
+
+            class MLP:
+                def __init__(self, cfg, per_config):
+                    self.use_fused_clamp_act_mul = _is_hip
+                    self.convert: bool = cfg.mx and (
+                        (cfg.required or (_is_hip and envs.FORCE.get())) if per_config is None else per_config
+                    )
+                    self.plain = cfg.mx and cfg.required
+            """,
+            """
+            _is_hip = is_hip()
+            IS_QUICK_AR_AVAILABLE = False
+            handler = is_hip
+
+
+            class MLP:
+                def __init__(self, cfg, per_config):
+                    self.use_fused_clamp_act_mul = False
+                    self.convert: bool = cfg.mx and (
+                        (cfg.required or False) if per_config is None else per_config
+                    )
+                    self.plain = cfg.mx and cfg.required
+            """,
+        )
+
+
+class TestElementReads(PlatformCodemodTest):
+    """A name or attribute read as a tuple or list element folds as a value (0.5.23's lora_hook.py);
+    one a statement binds stays."""
+
+    TRANSFORM = FoldPlatformPredicates
+
+    def test_read_elements_fold_bound_ones_stay(self) -> None:
+        self.assertCodemod(
+            """
+            _is_hip = is_hip()
+
+
+            def check(cfg):
+                for unsupported, mode in (
+                    (cfg.tbo, "two-batch overlap"),
+                    (get_platform().is_hip, "ROCm"),
+                    (_is_hip, "ROCm"),
+                    [is_npu, "function"],
+                ):
+                    if unsupported:
+                        raise ValueError(mode)
+                (get_platform().is_hip, x) = f()
+                [_is_hip, y] = g()
+            """,
+            """
+            _is_hip = is_hip()
+
+
+            def check(cfg):
+                for unsupported, mode in (
+                    (cfg.tbo, "two-batch overlap"),
+                    (False, "ROCm"),
+                    (False, "ROCm"),
+                    [is_npu, "function"],
+                ):
+                    if unsupported:
+                        raise ValueError(mode)
+                (get_platform().is_hip, x) = f()
+                [_is_hip, y] = g()
+            """,
+        )
+
+
 class TestOtherDeviceRecords(PlatformCodemodTest):
     """0.5.23 kernels/ops/attention/__init__.py: records served only by other platforms' devices go."""
 

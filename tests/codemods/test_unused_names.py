@@ -103,6 +103,56 @@ class TestRemoveNewlyUnusedNames(CodemodTest):
                 """,
         )
 
+    def test_an_emptied_line_leaves_its_blank_lines_to_the_next_statement(self) -> None:
+        # 0.5.17 topk.py: the blank line under `from __future__ import annotations` stays when the
+        # `import logging` below it goes; a comment above a removed line goes with it, the blank above
+        # that comment stays
+        self.check(
+            original="""
+                from __future__ import annotations
+
+                import logging
+                import math
+
+                # for the ROCm path
+                import aiter_helpers
+                if TYPE_CHECKING:
+                    import torch
+
+                    from x import Y
+
+                logger = logging.getLogger(__name__)
+                z = aiter_helpers.f(math.pi) + Y
+                """,
+            edited="""
+                from __future__ import annotations
+
+                import logging
+                import math
+
+                # for the ROCm path
+                import aiter_helpers
+                if TYPE_CHECKING:
+                    import torch
+
+                    from x import Y
+
+                z = math.pi + Y
+                """,
+            after="""
+                from __future__ import annotations
+
+                import math
+
+                if TYPE_CHECKING:
+                    import torch
+
+                    from x import Y
+
+                z = math.pi + Y
+                """,
+        )
+
     def test_names_unused_upstream_stay(self) -> None:
         self.check(
             original="""

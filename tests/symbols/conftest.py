@@ -29,12 +29,15 @@ TREE = {
             pass
         """,
     "python/pkg/engine.py": """
-        from pkg.util import fmt, parse, legacy
+        from pkg import util
+        from pkg.util import parse, legacy
 
 
         class Engine:
             def generate(self, prompt):
-                return self._tokenize(fmt(prompt))
+                if self.device.is_hip:
+                    return None
+                return self._tokenize(util.fmt(prompt))
 
             def _tokenize(self, text):
                 return parse(text)
@@ -42,9 +45,20 @@ TREE = {
             def _old_path(self, text):
                 return legacy(text)
         """,
+    "python/pkg/platform.py": """
+        def is_hip():
+            return False
+
+
+        def is_cuda():
+            return True
+        """,
     "python/pkg/util.py": """
+        from pkg.platform import is_cuda, is_hip
+
+
         def fmt(x):
-            return x
+            return x if CUDA else None
 
 
         def parse(x):
@@ -53,7 +67,11 @@ TREE = {
 
         # Only the old path used this.
         def legacy(x):
-            return _FLAG and x
+            return _FLAG and _HIP and x
+
+
+        _HIP = is_hip()
+        CUDA = is_cuda()
 
 
         _FLAG = compute_flag()

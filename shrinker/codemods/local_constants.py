@@ -1,0 +1,238 @@
+"""A function's locals that hold one constant wherever they are read.
+
+SGLang shapes (0.5.23): `use_rocm_mxfp8 = self.use_mxfp8 and _is_hip and _is_gfx95_supported` at the top
+of `get_triton_quant_info` (fold_platform rewrites the binding to `False`, so `use_mxfp8=use_rocm_mxfp8`
+reads False); `use_npu_cp_full_metadata = use_cp and _is_npu` at the top of an `else:` block, read only
+below it; `runner_is_aiter = (... and self.runner.runner_backend.is_aiter())` bound in three branches, each
+read below its own binding; `use_aiter_rope = False`, a binding an earlier fold left.
+
+A local is such a constant when (each checked, else it is left alone):
+- every binding of the name in the function, nested scopes included, is a plain `name = value` statement
+  of the function's own scope (no loop or `with` target, no augmented assignment, parameter, import, `del`,
+  `global`/`nonlocal`, nor a binding in a nested function);
+- every value decides the same constant: a value a predicate decides (`_use_aiter and x()` as a value,
+  or as a flag fold_platform rewrites to its truth: `y and _is_hip` becomes `False`), or a literal True or
+  False when the platform vocabulary names the local (`use_aiter_rope = False`; a plain `debug = False` is a
+  setting and stays);
+- every read comes after one of those statements in the same block, or inside a statement that follows
+  it there: each read sees a binding (upstream would raise UnboundLocalError otherwise, and a fold must
+  not turn that into a value).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+import libcst.matchers  # noqa: F401  (cst.matchers)
+
+from shrinker.codemods.bindings import BindingCounts
+
+if TYPE_CHECKING:
+    from shrinker.codemods.fold_platform import Folder
+
+_FLAG_SHAPES = (cst.BooleanOperation, cst.UnaryOperation, cst.Comparison)  # what fold_platform rewrites
+
+
+def binding(stmt: cst.CSTNode) -> Optional[tuple[str, cst.BaseExpression]]:
+    """(name, value) of a statement line that is one `name = value` or `name: T = value`."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value, small.value
+    if isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
+        return small.target.value, small.value
+    return None
+
+
+class _ScopeBindings(cst.CSTVisitor):
+    """The `name = value` statement lines of one function's own scope (nested scopes are not entered)."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, list[cst.BaseExpression]] = {}
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        bound = binding(node)
+        if bound is not None:
+            self.found.setdefault(bound[0], []).append(bound[1])
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def _undominated(function: cst.FunctionDef, names: frozenset[str]) -> set[str]:
+    """The names among `names` with a read that no earlier binding statement of its block covers."""
+    bad: set[str] = set()
+
+    def statements(body, bound: frozenset[str]) -> None:
+        for stmt in body:
+            bound_here = binding(stmt)
+            if bound_here is not None and bound_here[0] in names:
+                walk(bound_here[1], bound)
+                bound = bound | {bound_here[0]}
+            else:
+                walk(stmt, bound)
+
+    def walk(node: cst.CSTNode, bound: frozenset[str]) -> None:
+        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            statements(node.body, bound)
+        elif isinstance(node, cst.Name):
+            if node.value in names and node.value not in bound:
+                bad.add(node.value)
+        elif isinstance(node, cst.Attribute):
+            walk(node.value, bound)  # `obj.name` is no read of the local `name`
+        elif isinstance(node, cst.Arg):
+            walk(node.value, bound)  # nor is `f(name=...)`
+        else:
+            for child in node.children:
+                walk(child, bound)
+
+    if isinstance(function.body, cst.IndentedBlock):
+        statements(function.body.body, frozenset())
+    return bad
+
+
+def _decided(name: str, value: cst.BaseExpression, folder: "Folder", vocabulary: Optional[re.Pattern]) -> Optional[bool]:
+    """The constant one binding gives its local, or None."""
+    folded = folder.fold(value, as_value=True)
+    if folded.pred and folded.pure and isinstance(folded.node, cst.Name) and folded.node.value in ("True", "False"):
+        return folded.node.value == "True"
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return value.value == "True" if vocabulary is not None and vocabulary.search(name) else None
+    if isinstance(value, _FLAG_SHAPES):
+        folded = folder.fold(value)
+        if folded.pred and folded.pure and isinstance(folded.value, bool):
+            return folded.value
+    return None
+
+
+class _FunctionConstants(cst.CSTVisitor):
+    """Per function (by qualified name): its local constants. A name defined twice under one qualified
+    name (`if x: def f()... else: def f()...`) gets none."""
+
+    def __init__(self, folder: "Folder", vocabulary: Optional[re.Pattern]) -> None:
+        self.folder = folder
+        self.vocabulary = vocabulary
+        self.found: dict[str, dict[str, bool]] = {}
+        self._names: list[str] = []
+        self._seen: set[str] = set()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._names.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._names.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._names.append(node.name.value)
+        qualname = ".".join(self._names)
+        if qualname in self._seen:
+            self.found.pop(qualname, None)
+            return
+        self._seen.add(qualname)
+        if not isinstance(node.body, cst.IndentedBlock):
+            return
+        scope = _ScopeBindings()
+        node.body.visit(scope)
+        if not scope.found:
+            return
+        if not self._constants(scope.found):
+            return  # the common case: nothing decides; the binding count below walks the whole function
+        counter = BindingCounts(self.folder)
+        node.visit(counter)
+        candidates = {name: values for name, values in scope.found.items() if counter.count.get(name) == len(values)}
+        constants = self._constants(candidates)
+        if constants:
+            bad = _undominated(node, frozenset(constants))
+            constants = {n: v for n, v in constants.items() if n not in bad}
+        if constants:
+            self.found[qualname] = constants
+
+    def _constants(self, candidates: dict[str, list[cst.BaseExpression]]) -> dict[str, bool]:
+        saved = self.folder.constants
+        found: dict[str, bool] = {}
+        try:
+            while True:  # a constant may derive from one above it (`b = a and x()`)
+                new = {}
+                for name, values in candidates.items():
+                    if name in found:
+                        continue
+                    decided = {_decided(name, v, self.folder, self.vocabulary) for v in values}
+                    if len(decided) == 1 and None not in decided:
+                        new[name] = decided.pop()
+                if not new:
+                    return found
+                found.update(new)
+                self.folder.constants = {**saved, **found}
+        finally:
+            self.folder.constants = saved
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._names.pop()
+
+
+def function_constants(tree: cst.Module, folder: "Folder",
+                       vocabulary: Optional[re.Pattern] = None) -> dict[str, dict[str, bool]]:
+    visitor = _FunctionConstants(folder, vocabulary)
+    tree.visit(visitor)
+    return visitor.found
+
+
+class _DropBindings(cst.CSTTransformer):
+    """Removes `name = True/False` lines of `names` from one function's own scope, never a block's last."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+        self.dropped = 0
+        self._depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self._depth += 1
+        return self._depth == 1
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._depth -= 1
+        return updated_node
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock):
+        def constant_line(stmt) -> bool:
+            bound = binding(stmt)
+            return (bound is not None and bound[0] in self.names and isinstance(bound[1], cst.Name)
+                    and bound[1].value in ("True", "False"))
+
+        kept = [s for s in updated_node.body if not constant_line(s)]
+        if len(kept) == len(updated_node.body) or not kept:
+            return updated_node
+        self.dropped += len(updated_node.body) - len(kept)
+        return updated_node.with_changes(body=kept)
+
+
+def drop_unread_constants(function: cst.FunctionDef, constants: dict[str, bool]) -> tuple[cst.FunctionDef, int]:
+    """The function without the bindings of its constants that nothing in it reads any more (their
+    values are constants: dropping them runs no less code), and how many lines went."""
+    if not constants or not isinstance(function.body, cst.IndentedBlock):
+        return function, 0
+    scope = _ScopeBindings()
+    function.body.visit(scope)
+    unread = frozenset(name for name in constants
+                       if len(cst.matchers.findall(function.body, cst.matchers.Name(name))) == len(scope.found.get(name, ())))
+    if not unread:
+        return function, 0
+    dropper = _DropBindings(unread)
+    result = function.visit(dropper)
+    return (result, dropper.dropped) if dropper.dropped else (function, 0)
