@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 class BindingCounts(cst.CSTVisitor):
     """How often each name is bound anywhere in a module (assignments, imports, definitions,
-    parameters, loop and `with` targets, `global` statements count), skipping the arms of module-level
+    parameters, loop and `with` targets, `match` captures, `global` statements count), skipping the arms of module-level
     `if`s whose test folds to a constant on CUDA (the fold removes them)."""
 
     def __init__(self, folder: "Folder") -> None:
@@ -91,6 +91,15 @@ class BindingCounts(cst.CSTVisitor):
 
     def visit_Del(self, node: cst.Del) -> None:
         self._bind(node.target)
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        self._bind(node.name)  # `case [x]:` / `case Point() as p:` capture into the scope
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        self._bind(node.name)
+
+    def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+        self._bind(node.rest)
 
 
 class TargetVisitor(cst.CSTVisitor):

@@ -81,13 +81,14 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
-def _names(target: ast.AST) -> list[str]:
+def target_names(target: ast.AST) -> list[str]:
+    """The names an assignment, loop or `with` target binds (`a, (b, *c)`)."""
     if isinstance(target, ast.Name):
         return [target.id]
     if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for elt in target.elts for n in _names(elt)]
+        return [n for elt in target.elts for n in target_names(elt)]
     if isinstance(target, ast.Starred):
-        return _names(target.value)
+        return target_names(target.value)
     return []
 
 
@@ -252,18 +253,18 @@ def _class_facts(node: ast.ClassDef, qualname: str, module: str, aliases: dict[s
                 methods.append((stmt, receiver))
         elif isinstance(stmt, ast.Assign):
             for t in stmt.targets:
-                sets.update(_names(t))
+                sets.update(target_names(t))
                 if isinstance(t, ast.Name) and t.id == "__slots__":
                     values = stmt.value.elts if isinstance(stmt.value, (ast.Tuple, ast.List, ast.Set)) else [stmt.value]
                     sets.update(v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str))
         elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-            sets.update(_names(stmt.target))
+            sets.update(target_names(stmt.target))
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            sets.update(_names(stmt.target))
+            sets.update(target_names(stmt.target))
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:
                 if item.optional_vars is not None:
-                    sets.update(_names(item.optional_vars))
+                    sets.update(target_names(item.optional_vars))
         elif isinstance(stmt, ast.Import):
             sets.update(a.asname or a.name.split(".")[0] for a in stmt.names)
         elif isinstance(stmt, ast.ImportFrom):

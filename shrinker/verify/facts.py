@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pyflakes import checker as flakes
 from pyflakes import messages as flake_messages
 
-from shrinker.verify.attributes import ClassFacts, class_facts, internal_aliases
+from shrinker.verify.attributes import ClassFacts, class_facts, internal_aliases, target_names
 
 # Exception names whose handler makes an import inside the `try` optional.
 IMPORT_GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -128,16 +128,6 @@ def never_evaluated(tree: ast.Module) -> set[tuple[int, int]]:
     return {(n.lineno, n.col_offset) for root in roots for n in ast.walk(root) if isinstance(n, (ast.Name, ast.Constant))}
 
 
-def _targets(node: ast.AST) -> list[str]:
-    if isinstance(node, ast.Name):
-        return [node.id]
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return [n for elt in node.elts for n in _targets(elt)]
-    if isinstance(node, ast.Starred):
-        return _targets(node.value)
-    return []
-
-
 def _collect_defined(tree: ast.Module, facts: FileFacts) -> None:
     names: set[str] = set()
 
@@ -150,9 +140,9 @@ def _collect_defined(tree: ast.Module, facts: FileFacts) -> None:
                 continue
             if isinstance(stmt, ast.Assign):
                 for t in stmt.targets:
-                    names.update(_targets(t))
+                    names.update(target_names(t))
             elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-                names.update(_targets(stmt.target))
+                names.update(target_names(stmt.target))
             elif isinstance(stmt, ast.Import):
                 for a in stmt.names:
                     names.add(a.asname or a.name.split(".")[0])
@@ -162,18 +152,18 @@ def _collect_defined(tree: ast.Module, facts: FileFacts) -> None:
                         continue  # resolved across modules by the checks
                     names.add(a.asname or a.name)
             elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-                names.update(_targets(stmt.target))
+                names.update(target_names(stmt.target))
             elif isinstance(stmt, (ast.With, ast.AsyncWith)):
                 for item in stmt.items:
                     if item.optional_vars is not None:
-                        names.update(_targets(item.optional_vars))
+                        names.update(target_names(item.optional_vars))
             elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
                 for h in stmt.handlers:
                     if h.name:
                         names.add(h.name)
             for node in ast.walk(stmt):  # walrus targets anywhere in module-level code
                 if isinstance(node, ast.NamedExpr):
-                    names.update(_targets(node.target))
+                    names.update(target_names(node.target))
             for attr in ("body", "orelse", "finalbody"):
                 block = getattr(stmt, attr, None)
                 if isinstance(block, list) and block and isinstance(block[0], ast.stmt):

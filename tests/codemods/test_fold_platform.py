@@ -1103,7 +1103,7 @@ class TestLocalConstants(PlatformCodemodTest):
 
     def test_reads_no_binding_covers_stay(self) -> None:
         # a read after the `if` that binds it, one in the handler of the `try` that binds it, one in a
-        # loop header the body binds, one bound otherwise too (a `for` target): each stays
+        # loop header the body binds, one bound otherwise too (a `for` target, a `match` capture): each stays
         self.assertUnchanged(
             """
             def a(x):
@@ -1127,6 +1127,13 @@ class TestLocalConstants(PlatformCodemodTest):
                 for use_aiter_fp4 in xs:
                     pass
                 return g(use_aiter_fp4)
+
+            def e(point):
+                is_mori = False
+                match point:
+                    case [is_mori]:
+                        pass
+                return g(is_mori)
             """
         )
 
