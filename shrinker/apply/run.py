@@ -168,13 +168,11 @@ def batch_table(rules, batch: dict, removed: Removed):
     """The predicates a batch folds: a features batch folds the feature decisions alone (the platform's
     fold in their own batch), every other batch the platform's; every batch knows the architectures
     the plan removes (a test for one of them is False)."""
-    from shrinker.rules.predicates import PredicateTable, removed_architectures, without_predicates
+    from shrinker.rules.predicates import profile_table, without_predicates
 
-    architectures = removed_architectures(rules, removed.registry_keys)
     if batch.get("features"):
-        return PredicateTable(without_predicates(rules.platform), rules.features, architectures,
-                              rules.architectures)
-    return PredicateTable(rules.platform, architectures=architectures, serving=rules.architectures)
+        return profile_table(rules, removed.registry_keys, without_predicates(rules.platform), rules.features)
+    return profile_table(rules, removed.registry_keys)
 
 
 def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dry_run: bool,

@@ -52,7 +52,8 @@ from shrinker.codemods.attribute_constants import attribute_constants, read_attr
 from shrinker.codemods.bindings import BindingCounts, TargetVisitor
 from shrinker.codemods.local_constants import drop_unread_constants, function_constants
 from shrinker.rules.predicates import (architecture_compare, attribute_vocabulary, build_attribute, combine,
-                                       device_probe, device_probe_patterns, env_flag_name, model_type_words,
+                                       device_probe, device_probe_patterns, env_flag_name, held_words,
+                                       model_type_words,
                                        never_compare, other_devices_only, platform_attribute_probe,
                                        platform_fact, platform_name, vocabulary_patterns)
 
@@ -709,12 +710,14 @@ def mentions_removed_module(source: str, inputs: CodemodInputs) -> bool:
 
 def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re.Pattern:
     """A regex that matches every source text where some predicate, platform string, removed
-    architecture or the served model_type occurs (or one of the `extra` words)."""
+    architecture, the served model_type or an option holding a registry key occurs (or one of the `extra`
+    words)."""
     platform = inputs.rules.platform
     return _trigger_regex(tuple(p.name for p in platform.predicates) + tuple(p.name for p in platform.parameters)
                           + tuple(platform.attributes) + feature_words(inputs) + tuple(extra)
                           + _sorted_names(inputs.table.architectures)
-                          + model_type_words(inputs.rules.architectures),
+                          + model_type_words(inputs.rules.architectures)
+                          + (held_words(inputs.rules) if inputs.table.options else ()),
                           tuple(platform.strings.strings), tuple(platform.strings.families),
                           tuple(device_probe_patterns(platform)))
 

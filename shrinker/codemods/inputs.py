@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from shrinker.rules.predicates import PredicateTable, removed_architectures
+from shrinker.rules.predicates import PredicateTable, profile_table
 from shrinker.rules.schema import Rules
 
 
@@ -53,6 +53,4 @@ class CodemodInputs:
 
     def __post_init__(self) -> None:
         if self.table is None:
-            self.table = PredicateTable(self.rules.platform,
-                                        architectures=removed_architectures(self.rules, self.removed.registry_keys),
-                                        serving=self.rules.architectures)
+            self.table = profile_table(self.rules, self.removed.registry_keys)

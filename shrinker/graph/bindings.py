@@ -26,6 +26,40 @@ def names_bound_by(node: ast.AST) -> set[str]:
     return set()
 
 
+def target_names(target: ast.AST) -> list[str]:
+    """The names an assignment, loop or `with` target binds (`a, (b, *c)`)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in target_names(elt)]
+    if isinstance(target, ast.Starred):
+        return target_names(target.value)
+    return []
+
+
+def statement_bindings(stmt: ast.stmt) -> list[str]:
+    """The names one statement binds in the scope it stands in, not counting the blocks it holds: a def or
+    class, assignment targets, a `for` or `with` target, imports (`import a.b` binds `a`; a star binds
+    nothing here), and a `try`'s handler names."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    if isinstance(stmt, ast.Assign):
+        return [n for t in stmt.targets for n in target_names(t)]
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        return target_names(stmt.target)
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return target_names(stmt.target)
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [n for item in stmt.items if item.optional_vars is not None for n in target_names(item.optional_vars)]
+    if isinstance(stmt, ast.Import):
+        return [a.asname or a.name.split(".")[0] for a in stmt.names]
+    if isinstance(stmt, ast.ImportFrom):
+        return [a.asname or a.name for a in stmt.names if a.name != "*"]
+    if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+        return [h.name for h in stmt.handlers if h.name]
+    return []
+
+
 def dotted(node: ast.AST) -> str:
     """`a.b.c` for a Name/Attribute chain, "" otherwise."""
     parts: list[str] = []

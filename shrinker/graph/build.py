@@ -160,7 +160,7 @@ def resolve(facts: dict[str, FileFacts], module_path: dict[str, str]) -> tuple[n
                 head = _parent(ref.target)
                 resolved = head if head in known and head.count(".") >= 1 else ""
             if resolved:
-                extra = {"call_keywords": ref.call_keywords} if ref.call_keywords else {}
+                extra = {"call_keywords": ref.call_keywords, "call": ref.call} if ref.call_keywords else {}
                 _add(graph, module, resolved, _record(STRING, ref.line, [ref.attr] if ref.attr else [],
                                                       ref.where, target=ref.target, string_kind=ref.kind, **extra))
     return graph, external

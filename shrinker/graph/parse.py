@@ -15,7 +15,7 @@ from shrinker.graph.records import (
     CLASS, FUNCTION, MODULE, DictEntry, DictLiteral, FileFacts, ImportRecord, StringRef, Where)
 
 # Bump when FileFacts' meaning changes: old cache entries are then ignored.
-PARSER_VERSION = "6"
+PARSER_VERSION = "7"
 
 _EMPTY = cst.Module(body=[])
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -61,7 +61,8 @@ class _StringCollector(cst.CSTVisitor):
     """Module-naming strings and loader arguments inside one small statement or expression."""
 
     def __init__(self, loop_values: dict[str, list[str]], module: str):
-        self.found: list[tuple[str, str, str, dict[str, str]]] = []  # (target, kind, attr, call keywords)
+        # (target, kind, attr, the call's other keywords, the call's dotted name)
+        self.found: list[tuple[str, str, str, dict[str, str], str]] = []
         self.loaded: list[str] = []
         self.loop_values = loop_values
         self.module = module
@@ -79,13 +80,14 @@ class _StringCollector(cst.CSTVisitor):
     def leave_Call(self, original_node: cst.Call) -> None:
         self._calls.pop()
 
-    def _siblings(self) -> dict[str, str]:
-        """The other keyword arguments of the call whose keyword argument holds the current string."""
+    def _siblings(self) -> tuple[dict[str, str], str]:
+        """The other keyword arguments of the call whose keyword argument holds the current string, and
+        that call's dotted name (`KernelSpec`)."""
         if not self._keyword:
-            return {}
+            return {}, ""
         call, keyword = self._keyword[-1]
         return {a.keyword.value: _code(a.value) for a in call.args
-                if a.keyword is not None and a.keyword.value != keyword}
+                if a.keyword is not None and a.keyword.value != keyword}, _dotted(call.func)
 
     def visit_Call(self, node: cst.Call) -> None:
         self._calls.append(node)
@@ -94,15 +96,15 @@ class _StringCollector(cst.CSTVisitor):
             first = node.args[0].value
             text = _str_value(first)
             if text is not None:
-                self.found.append((text, "import_module", "", {}))
+                self.found.append((text, "import_module", "", {}, ""))
             elif isinstance(first, cst.FormattedString):
                 for target in self._expand_fstring(first):
-                    self.found.append((target, "fstring", "", {}))
+                    self.found.append((target, "fstring", "", {}, ""))
         elif func == "LazyImport" and len(node.args) >= 1:
             text = _str_value(node.args[0].value)
             attr = _str_value(node.args[1].value) if len(node.args) > 1 else ""
             if text is not None:
-                self.found.append((text, "lazy_import", attr or "", {}))
+                self.found.append((text, "lazy_import", attr or "", {}, ""))
         elif func in _LOADER_CALLS:
             for arg in node.args:
                 self._collect_loaded(arg.value)
@@ -140,7 +142,7 @@ class _StringCollector(cst.CSTVisitor):
             return  # already taken by import_module / LazyImport
         if text and _MODULE_STRING.match(text):
             target, _, attr = text.partition(":")
-            self.found.append((target, "mod_attr" if attr else "string", attr, self._siblings()))
+            self.found.append((target, "mod_attr" if attr else "string", attr, *self._siblings()))
 
 
 class _Walker:
@@ -309,8 +311,8 @@ class _Walker:
         if not collector.found and not collector.loaded:
             return
         line = self._line_of(text)
-        for target, kind, attr, keywords in collector.found:
-            self.facts.strings.append(StringRef(target, line, kind, where, attr, keywords))
+        for target, kind, attr, keywords, call in collector.found:
+            self.facts.strings.append(StringRef(target, line, kind, where, attr, keywords, call))
         self.facts.jit_sources.extend(collector.loaded)
 
     def _assign(self, small, where: Where) -> None:

@@ -46,6 +46,7 @@ class StringRef:
     # the other keyword arguments of the call the string is a keyword argument of, as source text
     # (`KernelSpec(target="m:f", capabilities=frozenset({CapabilityRequirement.HIP}))`)
     call_keywords: dict[str, str] = field(default_factory=dict)
+    call: str = ""  # that call's dotted name (`KernelSpec`), "" when the string is no keyword argument
 
 
 @dataclass

@@ -12,9 +12,10 @@ from shrinker.graph.build import ImportGraph
 from shrinker.graph.records import Decision
 from shrinker.graph.reexports import defining_modules, import_origins
 from shrinker.plan.reach import Reach
+from shrinker.plan.registries import record_key
 from shrinker.rules.patterns import name_glob_regex
-from shrinker.rules.predicates import (device_probe_patterns, model_type_words, quotes_one_of, removed_architectures,
-                                       vocabulary_patterns)
+from shrinker.rules.predicates import (device_probe_patterns, held_words, model_type_words, quotes_one_of,
+                                       removed_architectures, vocabulary_patterns)
 from shrinker.rules.schema import Rules
 
 
@@ -74,9 +75,17 @@ def _platform_pattern(rules: Rules) -> re.Pattern:
     words += [re.escape(m).replace(r"\*", r"\w*") for m in [*rules.platform.methods, *rules.platform.classes]]
     words += [re.escape(p) for p in rules.platform.packages]
     words += model_type_words(rules.architectures)  # the served model_type folds too (`hf_config.model_type`)
+    words += held_words(rules)  # so does an option holding a removed key (`self.tool_call_parser == "kimi_k3"`)
     vocabulary = vocabulary_patterns(rules.platform.strings.strings, rules.platform.strings.families)
     probes = device_probe_patterns(rules.platform)  # `torch.version.hip`, `torch.xpu.is_available()`
     return re.compile("|".join([rf"\b(?:{'|'.join(words)})\b", *vocabulary, *probes]))
+
+
+def _holds_removed_record(facts, rules: Rules, removed_keys) -> bool:
+    """A module that registers a record (`KernelSpec(op=...)`) of a key the plan removes."""
+    return facts is not None and any(
+        record_key({"call": ref.call, "call_keywords": ref.call_keywords}, reg) in removed_keys.get(reg.name, ())
+        for reg in rules.registries if reg.kind == "records" for ref in facts.strings)
 
 
 def _feature_pattern(rules: Rules) -> re.Pattern:
@@ -138,7 +147,8 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
     _pull_dependents_forward(g, batches, deleted_in, decisions)
     kept_modules = [m for m in reach.kept if g.module_path.get(m)]
     platform_re, feature_re = _platform_pattern(rules), _feature_pattern(rules)
-    registry_modules = {r.module for r in rules.registries if r.module}
+    # an inventory's records stand in many modules (prune_records finds them): its `module` is no target
+    registry_modules = {r.module for r in rules.registries if r.module and r.kind != "records"}
     removed_archs = removed_architectures(rules, reach.registries.removed_keys)
     for i, spec in enumerate(rules.batches):
         if SYMBOL_CODEMOD in spec.codemods:
@@ -159,6 +169,9 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
                                if wanted.search((g.tree / g.module_path[m]).read_text(errors="replace")))
             elif codemod == "prune_registries":
                 files = sorted(g.module_path[m] for m in registry_modules if m in reach.kept)
+            elif codemod == "prune_records":
+                files = sorted(g.module_path[m] for m in kept_modules if _holds_removed_record(
+                    g.facts.get(m), rules, reach.registries.removed_keys))
             elif codemod == "prune_cli_choices":
                 files = sorted(g.module_path[m] for m in _choices_modules(g, rules, kept_modules, platform_re)
                                if m in reach.kept and g.module_path.get(m))
@@ -183,7 +196,10 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
                 early.setdefault(fold, set()).add(g.module_path[u])
                 if why.codemod:
                     early.setdefault(why.codemod, set()).add(g.module_path[u])
-        for name in ("remove_platform_methods", fold, classes):  # prepended: classes first
+            elif why.code == "inventory" and deleted_in.get(m) == i and u in reach.kept and g.module_path.get(u):
+                # a record naming a module this batch deletes (a removed model imports it too) goes now
+                early.setdefault("prune_records", set()).add(g.module_path[u])
+        for name in ("prune_records", "remove_platform_methods", fold, classes):  # prepended: classes first
             if early.get(name) and name not in targets:
                 targets = {name: sorted(early[name]), **targets}
         if fold in spec.codemods and "remove_dead_imports" in targets:

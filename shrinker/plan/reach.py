@@ -16,13 +16,13 @@ from packaging.version import InvalidVersion, Version
 
 from shrinker.graph.build import ImportGraph
 from shrinker.graph.records import FROM, FROM_SUBMODULE, IMPORT, MODULE
-from shrinker.plan.registries import Problems, RegistryView, apply_registries, exported_submodules
+from shrinker.plan.registries import Problems, RegistryView, apply_registries, exported_submodules, record_key
 from shrinker.plan.moves import RuleMove
 from shrinker.plan.roots import Move
 from shrinker.rules.parameters import fixed_values
 from shrinker.rules.patterns import pattern_matches
 from shrinker.rules.predicates import (MethodNames, PredicateTable, evaluate_source, feature_class_globs,
-                                       other_devices_only, removed_architectures)
+                                       other_devices_only, profile_table)
 from shrinker.rules.schema import ModuleRule, Rules
 
 
@@ -35,7 +35,10 @@ def first_rule(rules_list: list[ModuleRule], module: str) -> tuple[int, ModuleRu
 
 @dataclass
 class DeadReason:
-    code: str  # type_checking | platform_guard | feature_guard | architecture_guard | registry
+    # type_checking | platform_guard | feature_guard | architecture_guard | registry | inventory (a record no
+    # code looks up: its module goes with the unreachable ones, after the features batch, whose code may
+    # import it; the registries batch removes the record itself)
+    code: str
     text: str
     registry: str = ""
     # the codemod that removes the code holding the import, where not a guard's fold
@@ -102,9 +105,10 @@ FEATURE = "feature"
 
 
 def arch_table(rules: Rules, view: RegistryView) -> PredicateTable | None:
-    """The platform table that also knows the architectures the registries remove, or None if none."""
-    removed = removed_architectures(rules, view.removed_keys)
-    return PredicateTable(rules.platform, architectures=removed, serving=rules.architectures) if removed else None
+    """The platform table that also knows what the registries' removed keys decide (architectures, options
+    holding a key), or None if they decide nothing."""
+    table = profile_table(rules, view.removed_keys)
+    return table if table.architectures or table.options else None
 
 
 def feature_table(rules: Rules) -> PredicateTable | None:
@@ -161,6 +165,10 @@ def record_dead(record: dict, importer: str, view: RegistryView, table: Predicat
                 return DeadReason("registry", f"inside the factory of removed {reg.name} key "
                                               f"{', '.join(map(repr, keys))}", reg.name)
     for reg in rules.registries:
+        key = record_key(record, reg) if reg.kind == "records" else None
+        if key is not None and key in view.removed_keys.get(reg.name, ()):
+            return DeadReason("inventory", f"named by a {reg.record} record of {reg.name} key {key!r}, which no "
+                                           f"code looks up", reg.name)
         if reg.kind == "package_exports" and importer == reg.module and record.get("scope") == "module":
             subs = exported_submodules(reg.module, record.get("target", ""), record.get("names", []),
                                        view.all_keys.get(reg.name, ()))

@@ -6,11 +6,14 @@ removes a backend a user needed.
 
 from __future__ import annotations
 
+import ast
 import difflib
 from dataclasses import dataclass, field
 
 from shrinker.errors import ShrinkError
 from shrinker.graph.build import ImportGraph
+from shrinker.graph.key_lookups import key_asks
+from shrinker.graph.reexports import import_origins
 from shrinker.graph.records import FileFacts
 from shrinker.rules.schema import Registry, Rules
 
@@ -183,4 +186,37 @@ def apply_registries(g: ImportGraph, rules: Rules, problems: Problems | None = N
             _dict(g, reg, view, problems)
         elif reg.kind == "package_exports":
             _package_exports(g, rules, reg, view, problems)
+        elif reg.kind == "records":
+            _records(g, reg, view, problems)
     return view
+
+
+def record_key(record: dict, reg: Registry) -> str | None:
+    """The key of the `reg.record` call an import record's module string stands in (its `element_key`
+    keyword, a literal), else None."""
+    if record.get("call") != reg.record:
+        return None
+    source = record.get("call_keywords", {}).get(reg.element_key, "")
+    try:
+        value = ast.literal_eval(source)
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _records(g: ImportGraph, reg: Registry, view: RegistryView, problems: Problems) -> None:
+    """An inventory of `record` calls: the keys no module asks `lookups` for with a literal are removed;
+    one ask with a computed key keeps them all (a warning names it)."""
+    found = {key for f in g.facts.values() for ref in f.strings
+             if (key := record_key({"call": ref.call, "call_keywords": ref.call_keywords}, reg)) is not None}
+    if not found:
+        return problems.warn(f"registry {reg.name}: no {reg.record}({reg.element_key}=...) records upstream "
+                             f"(nothing removed)")
+    asks = key_asks(g.tree, g.module_path, import_origins(g.facts.values()), reg.lookups)
+    view.all_keys[reg.name] = found
+    if asks.computed:
+        problems.warn(f"registry {reg.name}: {', '.join(asks.computed)} asks with a computed key, so every "
+                      f"key stays")
+        view.removed_keys[reg.name] = set()
+        return
+    view.removed_keys[reg.name] = found - asks.asked

@@ -156,8 +156,10 @@ def regen(to_spec: str | None = None, *, from_spec: str | None = None, profile: 
     old_preds = uncovered_predicates(old_graph, set(old_reach.kept), rules)
     new_preds = uncovered_predicates(new_graph, set(new_reach.kept), rules)
     fresh = {name: uses for name, uses in new_preds.items() if name not in old_preds}
+    # An inventory's keys (kind "records") are decided by what code asks for, not by a keep list: no question.
+    asked_for = {r.name for r in rules.registries if r.kind == "records"}
     new_keys = {reg: sorted(keys - old_reach.registries.all_keys.get(reg, set()))
-                for reg, keys in new_reach.registries.all_keys.items()}
+                for reg, keys in new_reach.registries.all_keys.items() if reg not in asked_for}
     kept_paths = {d.path for d in new_decisions if d.keep}
     evidence = key_evidence(new_up.root, kept_paths, rules.regen.signal_paths, new_keys)
     scans = {r.name: r.package for r in rules.registries if r.kind == "module_scan"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
@@ -100,6 +101,15 @@ def without_predicates(platform: Platform) -> Platform:
     return platform.model_copy(update={"predicates": [], "strings": strings, "parameters": []})
 
 
+@dataclass(frozen=True)
+class HeldKeys:
+    """A registry's `held_at` places and the keys the plan removes from it."""
+
+    registry: str
+    places: tuple[str, ...]
+    removed: frozenset[str]
+
+
 class PredicateTable:
     """Look up a name's value on CUDA: True/False, or None when unknown.
 
@@ -107,8 +117,11 @@ class PredicateTable:
     predicates (`mambaish_config(cfg)` -> None), values a name never holds (`fa_impl_ver` != 4)."""
 
     def __init__(self, platform: Platform, features: Sequence[Feature] = (), architectures: Iterable[str] = (),
-                 serving: Architectures | None = None):
+                 serving: Architectures | None = None, options: Sequence[HeldKeys] = ()):
         self.platform = platform
+        # Places that hold a registry key the deployment picked, each with the keys the plan removes
+        # (`self.tool_call_parser == "kimi_k3"` is False once the kimi_k3 parser went).
+        self.options = tuple(o for o in options if o.places and o.removed)
         # Where the served model's architectures stand (`hf_config.architectures`, rules.architectures.served).
         self.served = tuple(serving.served) if serving else ()
         # The model_type values the kept architectures' checkpoints carry, and where the served model's
@@ -411,11 +424,14 @@ def architecture_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
     the collection is one that holds the served model's architectures (`served`: the rules'
     `*.hf_config.architectures`). `x in ()`, what a literal is left with once its removed architectures
     went, is False. The served model's model_type (`hf_config.model_type == "gpt_oss"`) compares the same
-    way against the model types the kept architectures serve (model_type_compare)."""
+    way against the model types the kept architectures serve (model_type_compare), and a place holding a
+    picked registry key against the keys the plan removes (option_compare)."""
     op, right = target.operator, target.comparator
     if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List)) and not right.elements:
         return isinstance(op, cst.NotIn)
     value = model_type_compare(left, target, table)
+    if value is None:
+        value = option_compare(left, target, table)
     if value is not None or not table.architectures:
         return value
     architectures = table.architectures
@@ -477,6 +493,67 @@ def removed_architectures(rules, removed_keys) -> frozenset[str]:
     """The architectures the plan removes: the removed keys of every model-scan registry."""
     names = (r.name for r in rules.registries if r.kind == "module_scan")
     return frozenset(k for n in names for k in removed_keys.get(n, ()))
+
+
+def removed_options(rules, removed_keys) -> tuple[HeldKeys, ...]:
+    """Each registry with `held_at` places, with the keys the plan removes from it."""
+    return tuple(HeldKeys(r.name, tuple(r.held_at), frozenset(removed_keys.get(r.name, ())))
+                 for r in rules.registries if r.held_at)
+
+
+def profile_table(rules, removed_keys, platform: Platform | None = None,
+                  features: Sequence[Feature] = ()) -> PredicateTable:
+    """The table a profile folds with: the platform's predicates (or `platform`), `features`, and what the
+    plan's removed registry keys decide (architectures, the served model_type, options holding a key)."""
+    return PredicateTable(rules.platform if platform is None else platform, features,
+                          removed_architectures(rules, removed_keys), rules.architectures,
+                          removed_options(rules, removed_keys))
+
+
+def held_words(rules) -> tuple[str, ...]:
+    """The attribute names a picked key is read by (the last part of each `held_at` glob): the pre-filter
+    of the files a fold visits, as model_type_words is."""
+    return tuple(sorted({re.sub(r"\W", "", g.rpartition(".")[2]) for r in rules.registries for g in r.held_at}
+                        - {""}))
+
+
+def option_place(node: cst.BaseExpression) -> str | None:
+    """The dotted place a compare operand reads, where a call without arguments is a part of its own
+    (`get_serving().tool_call_parser`); None for anything else."""
+    if isinstance(node, cst.Call) and not node.args:
+        base = option_place(node.func)
+        return f"{base}()" if base else None
+    if isinstance(node, cst.Attribute):
+        base = option_place(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def option_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
+                   table: PredicateTable) -> bool | None:
+    """`<a place holding a picked key> == "kimi_k3"` / `!=` / `in (...)` / `not in`, where every literal is a
+    key the plan removes from that place's registry: False (True for the negations). Such a key has no
+    entry left to answer to (its parser, its backend went), so the kept tree never serves with it. The
+    operand may stand on either side of `==`; a literal that is not a removed key (a kept key, "auto",
+    a typo) decides nothing."""
+    if not table.options:
+        return None
+    op, right = target.operator, target.comparator
+    if isinstance(op, (cst.Equal, cst.NotEqual)):
+        pairs = [(left, [_string_value(right)]), (right, [_string_value(left)])]
+    elif isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)) \
+            and right.elements:
+        pairs = [(left, [_string_value(e.value) for e in right.elements])]
+    else:
+        return None
+    for operand, values in pairs:
+        place = option_place(operand)
+        if place is None or None in values:
+            continue
+        for held in table.options:
+            if all(v in held.removed for v in values) and any(fnmatchcase(place, g) for g in held.places):
+                return isinstance(op, (cst.NotEqual, cst.NotIn))
+    return None
 
 
 _QUOTED_NAME = re.compile(r"""["']([A-Za-z_]\w*)["']""")

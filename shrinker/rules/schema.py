@@ -229,12 +229,18 @@ class Registry(_Strict):
                    `decorator`, importing a submodule registers functions per architecture
                    (`@_register_for("DeepseekV3ForCausalLM", ...)`): one that registers none of
                    [architectures].keep goes.
+      records:     an inventory of records built by the call `record` (`KernelSpec(op="x.y",
+                   target="pkg.mod:fn")`), each keyed by its `element_key` keyword and naming the module
+                   that serves it by a "module:attr" string; the inventory loads that module only when
+                   a caller asks one of `lookups` for the key (`get_kernel("x.y")`). A key no module asks
+                   for with a literal is removed (there is no `keep` list: asking is keeping), so its
+                   record's module keeps nothing alive; one ask with a computed key keeps every key.
     A registry with `follows` drops the keys the plan removes from that other registry (a dict or
     choices list that mirrors it, e.g. draft backend maps or CLI choices); the planner leaves it alone.
     """
 
     name: str
-    kind: Literal["module_scan", "decorator", "dict", "choices", "package_exports"]
+    kind: Literal["module_scan", "decorator", "dict", "choices", "package_exports", "records"]
     module: str = ""
     package: str = ""
     scanner: str = ""
@@ -245,8 +251,26 @@ class Registry(_Strict):
     keep_all_others: bool = Field(False, description="Keys not listed are unknown: keep them and report.")
     follows: str = Field("", description="Drop the keys the plan removes from this other registry.")
     element_key: str = Field("", description="choices whose elements are calls: an element's key is the string "
-                                             "of this keyword (`DetectionRule(name=..., value=\"qwen3\")`).")
+                                             "of this keyword (`DetectionRule(name=..., value=\"qwen3\")`); "
+                                             "records: the record call's keyword that holds its key (`op`).")
+    record: str = Field("", description="records: the call that builds one record (`KernelSpec`).")
+    lookups: list[str] = Field(default_factory=list,
+                               description="records: what a caller asks for a key with, as `module:name` "
+                                           "(`sglang.kernels.selector:get_kernel`) or `module:object.method` "
+                                           "(`sglang.kernels.registry:registry.get`); the key is the first "
+                                           "argument. Calls inside these modules pass a caller's key on.")
+    held_at: list[str] = Field(default_factory=list,
+                               description="Dotted names (globs) of the places that hold the key a deployment picked "
+                                           "(`*.tool_call_parser`; a call without arguments reads as `f()`, so "
+                                           "`get_serving().tool_call_parser` matches too): a test of one for a key "
+                                           "the plan removes is False, since no kept entry answers to it.")
     reason: str
+
+    @model_validator(mode="after")
+    def _records_are_complete(self) -> "Registry":
+        if self.kind == "records" and not (self.record and self.element_key and self.lookups):
+            raise ValueError(f"registry {self.name}: kind records needs record, element_key and lookups")
+        return self
 
     @property
     def names_option(self) -> bool:

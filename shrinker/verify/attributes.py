@@ -28,6 +28,8 @@ import builtins
 import typing
 from dataclasses import dataclass, field
 
+from shrinker.graph.bindings import statement_bindings
+
 DYNAMIC_CALLS = {"setattr", "vars", "__setattr__"}
 DYNAMIC_NAMES = {"__dict__", "__setattr__"}
 DYNAMIC_METHODS = {"__getattr__", "__getattribute__"}
@@ -79,17 +81,6 @@ def _dotted(node: ast.expr) -> str | None:
         inner = _dotted(node.value)
         return f"{inner}.{node.attr}" if inner else None
     return None
-
-
-def target_names(target: ast.AST) -> list[str]:
-    """The names an assignment, loop or `with` target binds (`a, (b, *c)`)."""
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for elt in target.elts for n in target_names(elt)]
-    if isinstance(target, ast.Starred):
-        return target_names(target.value)
-    return []
 
 
 def _absolute(module: str, package: str, node: ast.ImportFrom) -> str:
@@ -240,10 +231,8 @@ def _class_facts(node: ast.ClassDef, qualname: str, module: str, aliases: dict[s
     sets: set[str] = set()
     methods: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]] = []
     for stmt in _scope_statements(node.body):
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            sets.add(stmt.name)
-            if isinstance(stmt, ast.ClassDef):
-                continue
+        sets.update(statement_bindings(stmt))  # class attributes: what the body binds
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if stmt.name in DYNAMIC_METHODS:
                 facts.dynamic = True
             if _decorators(stmt) & {"abstractmethod", "abstractproperty"}:
@@ -253,22 +242,9 @@ def _class_facts(node: ast.ClassDef, qualname: str, module: str, aliases: dict[s
                 methods.append((stmt, receiver))
         elif isinstance(stmt, ast.Assign):
             for t in stmt.targets:
-                sets.update(target_names(t))
-                if isinstance(t, ast.Name) and t.id == "__slots__":
+                if isinstance(t, ast.Name) and t.id == "__slots__":  # each slot is an attribute too
                     values = stmt.value.elts if isinstance(stmt.value, (ast.Tuple, ast.List, ast.Set)) else [stmt.value]
                     sets.update(v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str))
-        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-            sets.update(target_names(stmt.target))
-        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            sets.update(target_names(stmt.target))
-        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            for item in stmt.items:
-                if item.optional_vars is not None:
-                    sets.update(target_names(item.optional_vars))
-        elif isinstance(stmt, ast.Import):
-            sets.update(a.asname or a.name.split(".")[0] for a in stmt.names)
-        elif isinstance(stmt, ast.ImportFrom):
-            sets.update(a.asname or a.name for a in stmt.names)
     receivers = {"self", "cls", node.name}
     stores: list[ast.Attribute] = []
     for inner in _walk(node):

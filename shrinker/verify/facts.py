@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pyflakes import checker as flakes
 from pyflakes import messages as flake_messages
 
-from shrinker.verify.attributes import ClassFacts, class_facts, internal_aliases, target_names
+from shrinker.graph.bindings import statement_bindings, target_names
+from shrinker.verify.attributes import ClassFacts, class_facts, internal_aliases
 
 # Exception names whose handler makes an import inside the `try` optional.
 IMPORT_GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -138,29 +139,7 @@ def _collect_defined(tree: ast.Module, facts: FileFacts) -> None:
                 if stmt.name == "__getattr__" and not isinstance(stmt, ast.ClassDef):
                     facts.dynamic = True
                 continue
-            if isinstance(stmt, ast.Assign):
-                for t in stmt.targets:
-                    names.update(target_names(t))
-            elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-                names.update(target_names(stmt.target))
-            elif isinstance(stmt, ast.Import):
-                for a in stmt.names:
-                    names.add(a.asname or a.name.split(".")[0])
-            elif isinstance(stmt, ast.ImportFrom):
-                for a in stmt.names:
-                    if a.name == "*":
-                        continue  # resolved across modules by the checks
-                    names.add(a.asname or a.name)
-            elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-                names.update(target_names(stmt.target))
-            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-                for item in stmt.items:
-                    if item.optional_vars is not None:
-                        names.update(target_names(item.optional_vars))
-            elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-                for h in stmt.handlers:
-                    if h.name:
-                        names.add(h.name)
+            names.update(statement_bindings(stmt))  # a star import is resolved across modules by the checks
             for node in ast.walk(stmt):  # walrus targets anywhere in module-level code
                 if isinstance(node, ast.NamedExpr):
                     names.update(target_names(node.target))

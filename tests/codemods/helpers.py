@@ -32,6 +32,13 @@ def run_transform(cls, code: str, inputs: Optional[CodemodInputs] = None, path: 
     return out.code, instance
 
 
+def removed_parser_inputs() -> CodemodInputs:
+    """The deepseek rules with some tool-call and reasoning parsers removed (as the plan records them)."""
+    keys = {"tool_call_parsers": frozenset({"kimi_k3", "glm47", "gpt-oss"}),
+            "reasoning_parsers": frozenset({"hunyuan", "mistral"})}
+    return CodemodInputs(rules=load_rules("deepseek"), removed=Removed(registry_keys=keys))
+
+
 class PlatformCodemodTest(CodemodTest):
     TRANSFORM = None  # set by subclasses
 

@@ -8,7 +8,7 @@ from shrinker.rules.load import load_rules
 from shrinker.rules.schema import FixedParameter
 import textwrap
 
-from tests.codemods.helpers import PlatformCodemodTest, deepseek_inputs, run_transform
+from tests.codemods.helpers import PlatformCodemodTest, deepseek_inputs, removed_parser_inputs, run_transform
 
 
 def fixed_parameter_inputs() -> CodemodInputs:
@@ -610,6 +610,28 @@ class TestRemovedArchitectures(PlatformCodemodTest):
                 raise ValueError(architecture)
             """,
             inputs=removed_architecture_inputs(),
+        )
+
+    def test_a_test_of_the_picked_parser_for_a_removed_one_goes_with_its_branch(self) -> None:
+        # 0.5.23 serving_chat.py: per-parser branches on the picked tool-call / reasoning parser (rules'
+        # held_at); a removed parser's branch goes, a kept one's, "auto"'s and another place's stay.
+        self.assertCodemod(
+            """
+            if self.tool_call_parser == "kimi_k3":
+                from sglang.srt.kimi import encode
+
+                kimi()
+            elif self.reasoning_parser != "hunyuan":
+                generic()
+            if self.tool_call_parser == "deepseekv3" or self.chat_encoding_spec == "kimi_k3":
+                ds()
+            """,
+            """
+            generic()
+            if self.tool_call_parser == "deepseekv3" or self.chat_encoding_spec == "kimi_k3":
+                ds()
+            """,
+            inputs=removed_parser_inputs(),
         )
 
     def test_membership_in_a_collection_or_a_kept_name_stays(self) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shrinker.codemods.fold_platform import FoldPlatformPredicates, Folder, platform_tests
-from tests.codemods.helpers import PlatformCodemodTest, deepseek_inputs
+from tests.codemods.helpers import PlatformCodemodTest, deepseek_inputs, removed_parser_inputs
 
 import libcst as cst
 
@@ -875,6 +875,33 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             vision = self.vision_config.model_type == "siglip"  # a sub-config's: stays
             """,
             inputs=self.inputs(),
+        )
+
+    def test_an_option_holding_a_removed_parser(self) -> None:
+        """0.5.23 serving_chat.py / chat_encoding.py / detokenizer_manager.py: the picked tool-call or
+        reasoning parser (rules' `held_at`) is never one the plan removed from its registry."""
+        self.assertCodemod(
+            """
+            gpt_oss = get_serving().tool_call_parser == "gpt-oss"
+            thinking = self.reasoning_parser in ["mistral", "hunyuan"] or ready
+            generic = "hunyuan" != reasoning_parser and tool_call_parser != "glm47"
+            ds = self.tool_call_parser == "deepseekv3"  # a kept parser: stays
+            mixed = self.reasoning_parser in ["mistral", "deepseek-r1"]  # one kept: stays
+            auto = self.tool_call_parser == "auto"  # not a key: stays
+            other = self.reasoning_parser == "kimi_k3"  # a tool-call key, not a reasoning one: stays
+            spec = self.chat_encoding_spec == "kimi_k3"  # a place no rule names: stays
+            """,
+            """
+            gpt_oss = False
+            thinking = ready
+            generic = True
+            ds = self.tool_call_parser == "deepseekv3"  # a kept parser: stays
+            mixed = self.reasoning_parser in ["mistral", "deepseek-r1"]  # one kept: stays
+            auto = self.tool_call_parser == "auto"  # not a key: stays
+            other = self.reasoning_parser == "kimi_k3"  # a tool-call key, not a reasoning one: stays
+            spec = self.chat_encoding_spec == "kimi_k3"  # a place no rule names: stays
+            """,
+            inputs=removed_parser_inputs(),
         )
 
     def test_architecture_lists_lose_the_removed_ones(self) -> None:

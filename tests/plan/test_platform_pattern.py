@@ -20,3 +20,11 @@ def test_files_reading_only_a_build_attribute_are_folded() -> None:
     assert pattern.search("scale = 2 if torch.version.hip else 1")
     assert pattern.search("if torch.xpu.is_available():")
     assert not pattern.search("print(torch.version.cuda)")
+
+
+def test_files_testing_a_picked_parser_are_folded() -> None:
+    # 0.5.23 detokenizer_manager.py: `get_serving().tool_call_parser == "gpt-oss"` ([[registries]].held_at)
+    pattern = _platform_pattern(load_rules("deepseek"))
+    assert pattern.search('self.is_gpt_oss = get_serving().tool_call_parser == "gpt-oss"')
+    assert pattern.search('if self.reasoning_parser == "hunyuan":')
+    assert not pattern.search("parser = make_parser(kind)")

@@ -57,3 +57,16 @@ def test_a_probe_for_an_attribute_only_another_platform_sets_is_false():
     assert evaluate_source('not hasattr(pool, "req_to_c128_sidecar")', table) is True
     assert evaluate_source('hasattr(pool, "req_to_token")', table) is None  # an attribute CUDA pools have
     assert evaluate_source('hasattr(pool, "req_to_c128_sidecar")', PredicateTable(PLATFORM)) is None  # no rule
+
+
+def test_the_planner_reads_a_picked_parser_as_the_codemods_do() -> None:
+    # an import under `if self.reasoning_parser == "hunyuan":` keeps nothing once the plan removed that parser
+    from shrinker.rules.load import load_rules
+    from shrinker.rules.predicates import evaluate_source, profile_table
+
+    rules = load_rules("deepseek")
+    table = profile_table(rules, {"reasoning_parsers": {"hunyuan"}, "tool_call_parsers": {"kimi_k3"}})
+    assert evaluate_source('self.reasoning_parser == "hunyuan"', table) is False
+    assert evaluate_source('get_serving().tool_call_parser != "kimi_k3"', table) is True
+    assert evaluate_source('self.reasoning_parser == "kimi_k3"', table) is None
+    assert evaluate_source('self.reasoning_parser == "deepseek-r1"', table) is None
