@@ -159,7 +159,7 @@ class Folder:
         if isinstance(node, cst.Comparison):
             return self.pure(node.left) and all(self.pure(t.comparator) for t in node.comparisons)
         if isinstance(node, cst.Call):
-            return self._pure_callee(node) and all(self.pure(a.value) for a in node.args)
+            return self.pure_callee(node) and all(self.pure(a.value) for a in node.args)
         if isinstance(node, (cst.GeneratorExp, cst.ListComp, cst.SetComp)):
             # `frozenset(CapabilityRequirement.cuda(min_sm=sm, max_sm=sm) for sm in ((10, 0), (10, 3)))`
             comp: Optional[cst.CompFor] = node.for_in
@@ -170,7 +170,7 @@ class Folder:
             return self.pure(node.elt)
         return False
 
-    def _pure_callee(self, call: cst.Call) -> bool:
+    def pure_callee(self, call: cst.Call) -> bool:
         name = _simple_name(call.func)
         if name is None:
             return False

@@ -64,7 +64,7 @@ class PruneRecords(ShrinkCodemod):
             return all(self._runs_no_code(p.expression) for p in node.parts
                        if isinstance(p, cst.FormattedStringExpression))
         if isinstance(node, cst.Call):
-            return self._folder._pure_callee(node) and all(self._runs_no_code(a.value) for a in node.args)
+            return self._folder.pure_callee(node) and all(self._runs_no_code(a.value) for a in node.args)
         return self._folder.pure(node)
 
     def _dead(self, stmt: cst.BaseStatement) -> bool:

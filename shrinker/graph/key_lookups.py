@@ -14,6 +14,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shrinker.graph.bindings import dotted as dotted_name
 from shrinker.graph.parse import resolve_relative
 from shrinker.graph.reexports import defining_modules
 
@@ -22,15 +23,6 @@ from shrinker.graph.reexports import defining_modules
 class KeyAsks:
     asked: set[str] = field(default_factory=set)  # keys some call asks for with a literal
     computed: list[str] = field(default_factory=list)  # "module:line" of each ask with a computed key
-
-
-def _dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else ""
-    return ""
 
 
 def _bindings(tree: ast.AST, module: str, is_package: bool) -> dict[str, list[str]]:
@@ -91,7 +83,7 @@ def key_asks(tree: Path, module_path: dict[str, str], origins: dict[str, dict[st
         for node in ast.walk(parsed):
             if not isinstance(node, ast.Call):
                 continue
-            dotted = _dotted(node.func)
+            dotted = dotted_name(node.func)
             if not dotted or not (_callee(dotted, bindings, origins) & wanted):
                 continue
             first = node.args[0] if node.args else None

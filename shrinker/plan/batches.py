@@ -12,7 +12,7 @@ from shrinker.graph.build import ImportGraph
 from shrinker.graph.records import Decision
 from shrinker.graph.reexports import defining_modules, import_origins
 from shrinker.plan.reach import Reach
-from shrinker.plan.registries import record_key
+from shrinker.plan.registries import ref_key
 from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.predicates import (device_probe_patterns, held_words, model_type_words, quotes_one_of,
                                        removed_architectures, vocabulary_patterns)
@@ -84,7 +84,7 @@ def _platform_pattern(rules: Rules) -> re.Pattern:
 def _holds_removed_record(facts, rules: Rules, removed_keys) -> bool:
     """A module that registers a record (`KernelSpec(op=...)`) of a key the plan removes."""
     return facts is not None and any(
-        record_key({"call": ref.call, "call_keywords": ref.call_keywords}, reg) in removed_keys.get(reg.name, ())
+        ref_key(ref, reg) in removed_keys.get(reg.name, ())
         for reg in rules.registries if reg.kind == "records" for ref in facts.strings)
 
 

@@ -14,7 +14,7 @@ from shrinker.errors import ShrinkError
 from shrinker.graph.build import ImportGraph
 from shrinker.graph.key_lookups import key_asks
 from shrinker.graph.reexports import import_origins
-from shrinker.graph.records import FileFacts
+from shrinker.graph.records import FileFacts, StringRef
 from shrinker.rules.schema import Registry, Rules
 
 
@@ -204,11 +204,16 @@ def record_key(record: dict, reg: Registry) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def ref_key(ref: StringRef, reg: Registry) -> str | None:
+    """record_key for a tracer's module string (graph/records.StringRef) rather than a graph edge's record."""
+    return record_key({"call": ref.call, "call_keywords": ref.call_keywords}, reg)
+
+
 def _records(g: ImportGraph, reg: Registry, view: RegistryView, problems: Problems) -> None:
     """An inventory of `record` calls: the keys no module asks `lookups` for with a literal are removed;
     one ask with a computed key keeps them all (a warning names it)."""
     found = {key for f in g.facts.values() for ref in f.strings
-             if (key := record_key({"call": ref.call, "call_keywords": ref.call_keywords}, reg)) is not None}
+             if (key := ref_key(ref, reg)) is not None}
     if not found:
         return problems.warn(f"registry {reg.name}: no {reg.record}({reg.element_key}=...) records upstream "
                              f"(nothing removed)")
