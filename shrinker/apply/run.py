@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -14,11 +15,13 @@ from shrinker.rules.predicates import PredicateTable, feature_class_globs
 from shrinker.apply.gate import GateResult, missing_names, run_gate, unresolved_imports
 from shrinker.apply.worktree import applied_batches, commit_all, keep_on_branch, open_worktree, roll_back
 from shrinker.apply.platform_references import PlatformReferences, model_references, platform_references
+from shrinker.codemods.constant_calls import constant_words
 from shrinker.codemods.inputs import CodemodInputs, Removed
 from shrinker.codemods.pipeline import FileItem, transform_files
 from shrinker.console import console
 from shrinker.errors import ShrinkError
-from shrinker.graph.discover import IMPORT_ROOTS, module_name
+from shrinker.graph.constant_functions import constant_functions
+from shrinker.graph.discover import module_of
 from shrinker.graph.parse import count_lines
 from shrinker.graph.sources import method_definitions, name_table, python_sources, single_file_words
 from shrinker.plan.run import load_batches
@@ -43,13 +46,6 @@ class BatchOutcome:
     symbol_pass: int = 0  # a symbol batch's pass (1, 2 ...); 0 for a file batch
     tree_lines: int = 0  # non-blank Python lines of the tree once committed
     deferred: list[str] = field(default_factory=list)  # findings a later dead-symbol batch settles (deferral.py)
-
-
-def module_of(path: str) -> str:
-    for root in sorted(IMPORT_ROOTS, key=len, reverse=True):
-        if path.startswith(root + "/") and path.endswith(".py"):
-            return module_name(path[len(root) + 1:])[0]
-    return ""
 
 
 def python_lines(tree: Path) -> int:
@@ -190,23 +186,57 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
             outcome.files_deleted += 1
     removed = _removed_through(plan, number, tree, batch_class_globs(rules, batch))
     methods = method_definitions(tree)
+    folds = _folds(batch)
     inputs = CodemodInputs(rules=rules, removed=removed, defined_methods=frozenset(methods),
                            shared_methods=frozenset(n for n, c in methods.items() if c > 1),
                            table=batch_table(rules, batch, removed),
-                           single_file_words=single_file_words(tree) if _folds(batch) else None,
+                           single_file_words=single_file_words(tree) if folds else None,
                            backend_methods=(name_table(tree, rules.platform.backend_methods)
-                                            if rules.platform.backend_methods else None))
+                                            if rules.platform.backend_methods else None),
+                           constant_functions=constant_functions(tree) if folds else None)
     failures, findings = [], []
-    edited_removed = 0
     later = _deleted_after(plan, number)
     work = _codemod_work(batch, tree, _importers_of_lost_names(tree, inputs.removed))
+    edited_removed = _run_codemods(work, tree, inputs, number, outcome, failures, findings, later, jobs=jobs)
+    if folds:
+        # A function the fold just made constant (`return is_hip() and ...` -> `return False`) folds at the
+        # call sites of every module in a second round, which reads the table of the folded tree.
+        edited_removed += _run_codemods(_constant_call_work(batch, tree, inputs), tree, inputs, number, outcome,
+                                        failures, findings, later, jobs=jobs, label="constant calls: ")
+    outcome.lines_removed = sum(before.values()) + edited_removed
+    return gate_and_commit(repo, tree, plan, number, rules, outcome, failures, findings,
+                           f"shrink: batch {number} — {batch['name']}", start, dry_run=dry_run, baseline=baseline,
+                           use_verify=use_verify, name_baseline=name_baseline, upstream_root=upstream_root,
+                           keep_failed=keep_failed)
+
+
+def _constant_call_work(batch: dict, tree: Path, inputs: CodemodInputs) -> dict[tuple[str, ...], list[str]]:
+    """The second round of a folding batch: the files that call a function of the folded tree's constant
+    functions get the batch's fold and import codemods again (inputs now hold that table)."""
+    inputs.constant_functions = constant_functions(tree)
+    words = constant_words(inputs)
+    if not words:
+        return {}
+    calls = re.compile(r"\b(?:%s)\s*\(" % "|".join(map(re.escape, words)))
+    files = sorted(rel for rel, text in python_sources(tree) if calls.search(text))
+    wanted = ("fold_platform", "fold_features", "remove_dead_imports", "remove_unused_names")
+    names = tuple(e["name"] for e in batch["codemods"] if e["name"] in wanted)
+    return {names: files} if files else {}
+
+
+def _run_codemods(work: dict[tuple[str, ...], list[str]], tree: Path, inputs: CodemodInputs, number: int,
+                  outcome: BatchOutcome, failures: list[str], findings: list[str], later: set[str], *, jobs: int,
+                  label: str = "") -> int:
+    """Run each group of codemods on its files and write the results (counted in `outcome` under `label`
+    and the group's names); the lines the edits removed."""
+    edited_removed = 0
     for names, files in sorted(work.items()):
         items = [FileItem(path=str(tree / p), module=module_of(p)) for p in sorted(files)]
         results = transform_files(items, inputs, list(names), jobs=jobs,
-                                  description=f"batch {number}: {'+'.join(names)}")
+                                  description=f"batch {number}: {label}{'+'.join(names)}")
         for res in results:
             rel = Path(res.path).relative_to(tree).as_posix()
-            stats = outcome.codemods.setdefault("+".join(names), {"files": 0, "success": 0, "failure": 0, "skip": 0})
+            stats = outcome.codemods.setdefault(label + "+".join(names), {"files": 0, "success": 0, "failure": 0, "skip": 0})
             stats["files"] += 1
             stats[res.status] += 1
             if res.status == "failure":
@@ -217,11 +247,7 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
                 Path(res.path).write_text(res.code)
                 edited_removed += old - count_lines(res.code)
                 outcome.files_edited += 1
-    outcome.lines_removed = sum(before.values()) + edited_removed
-    return gate_and_commit(repo, tree, plan, number, rules, outcome, failures, findings,
-                           f"shrink: batch {number} — {batch['name']}", start, dry_run=dry_run, baseline=baseline,
-                           use_verify=use_verify, name_baseline=name_baseline, upstream_root=upstream_root,
-                           keep_failed=keep_failed)
+    return edited_removed
 
 
 def gate_and_commit(repo, tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome,

@@ -21,7 +21,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shrinker.apply.run import BatchOutcome, gate_and_commit, module_of
+from shrinker.apply.run import BatchOutcome, gate_and_commit
+from shrinker.graph.discover import module_of
 from shrinker.codemods.inputs import CodemodInputs, Removed
 from shrinker.codemods.pipeline import FileItem, transform_files
 from shrinker.graph.parse import count_lines

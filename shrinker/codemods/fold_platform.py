@@ -50,6 +50,8 @@ from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.parameters import fixed_values
 from shrinker.codemods.attribute_constants import attribute_constants, read_attributes
 from shrinker.codemods.bindings import BindingCounts, TargetVisitor
+from shrinker.codemods.constant_calls import constant_calls, constant_words
+from shrinker.graph.constant_functions import ConstantReturn
 from shrinker.codemods.local_constants import drop_unread_constants, function_constants
 from shrinker.rules.predicates import (architecture_compare, attribute_vocabulary, build_attribute, combine,
                                        device_probe, device_probe_patterns, env_flag_name, held_words,
@@ -132,12 +134,20 @@ class Folder:
         # Private names the module binds once, to None, and nowhere else (`_fused_kernel = None` whose
         # platform import went): `_fused_kernel is None` is True.
         self.none_names: frozenset[str] = frozenset()
+        # Names bound once, at the top, to an empty tuple or frozenset and read in no other file
+        # (`MIMO_V2_MODEL_ARCHS = ()` once prune_architecture_literals took its architectures): `x in NAME`
+        # is False, and `*NAME` unpacks nothing.
+        self.empty_names: frozenset[str] = frozenset()
         # Attributes a class sets once, in __init__, to a constant, and reads only as `self.X` (module
         # attribute_constants): `self.use_aiter_fused_fp8_writer` reads False.
         self.attribute_constants: dict[str, Optional[bool]] = {}
         # Top-level names bound once, to a value a predicate decides, and nowhere else in the module
         # (`_is_gfx1250 = _is_hip and is_gfx1250_supported()`): each read is that constant.
         self.constants: dict[str, bool] = {}
+        # Calls of functions that always return one bool (codemods/constant_calls): `is_kimi_k3(cfg)`, and
+        # `self.m()` for such a method defined once, here only.
+        self.constant_calls: dict[str, ConstantReturn] = {}
+        self.constant_methods: dict[str, ConstantReturn] = {}
 
     # -- purity --------------------------------------------------------------------------------
     def pure(self, node: cst.BaseExpression) -> bool:
@@ -207,8 +217,8 @@ class Folder:
             if value is not None and self.pure(node.value):
                 return Fold(constant(value), value, True, True)
         elif isinstance(node, cst.Call):
-            folded = (self._fold_call(node) or self._fold_isinstance(node) or self._fold_hasattr(node)
-                      or self._fold_device_probe(node))
+            folded = (self._fold_call(node) or self._fold_constant_call(node) or self._fold_isinstance(node)
+                      or self._fold_hasattr(node) or self._fold_device_probe(node) or self._fold_any_all(node))
             if folded is not None:
                 return folded
         elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
@@ -268,6 +278,43 @@ class Folder:
             # `False` would only be its truth
             return Fold(cst.Name("None"), value, True, True)
         return Fold(constant(value), value, True, True)
+
+    def _known_constant(self, node: cst.Call) -> Optional[ConstantReturn]:
+        func = node.func
+        if isinstance(func, cst.Name) and not self.is_param(func.value):
+            return self.constant_calls.get(func.value)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            return self.constant_methods.get(func.attr.value)
+        return None
+
+    def _fold_constant_call(self, node: cst.Call) -> Optional[Fold]:
+        """`is_kimi_k3(cfg)`, a call of a function that always returns one bool, is that bool: where the call
+        reads only (its body, or the rules' pure calls: `is_*`) and so do its arguments."""
+        known = self._known_constant(node)
+        if known is None or not all(self.pure(a.value) for a in node.args):
+            return None
+        if not (known.pure or self.pure_callee(node)):
+            return None
+        return Fold(constant(known.value), known.value, True, True)
+
+    def _fold_any_all(self, node: cst.Call) -> Optional[Fold]:
+        """`any(arch in EMPTY for arch in archs)`: a generator whose element is False on every item makes
+        `any` False (`all` True for an element always True), however many items the pure iterables give;
+        so does a generator over no items (`for a in ()`, `for a in EMPTY`)."""
+        if not (isinstance(node.func, cst.Name) and node.func.value in ("any", "all") and len(node.args) == 1
+                and not node.args[0].keyword and not node.args[0].star
+                and isinstance(node.args[0].value, cst.GeneratorExp)) or self.is_param(node.func.value):
+            return None
+        generator = node.args[0].value
+        decided = node.func.value == "all"  # what the call is on an element that decides it, or on no items
+        first = generator.for_in.iter
+        if (isinstance(first, (cst.Tuple, cst.List)) and not first.elements) or (
+                isinstance(first, cst.Name) and first.value in self.empty_names):
+            return Fold(constant(decided), decided, True, True)  # no items: the element never runs
+        element = self.fold(generator.elt)
+        if not element.pred or element.value is not decided or not element.pure or not self.pure(generator):
+            return None
+        return Fold(constant(decided), decided, True, True)
 
     def _fold_hasattr(self, node: cst.Call) -> Optional[Fold]:
         """`hasattr(pool, "req_to_c128_sidecar")`, an attribute only another platform's objects carry
@@ -352,6 +399,8 @@ class Folder:
             name = _simple_name(node.func)
             if device_probe(node, self.table.platform, self.table.strings) is not None:
                 return True
+            if self._known_constant(node) is not None:
+                return True
             return name in _BOOL_CALLS or (name is not None and self.table.value(name, called=True) is not None
                                            and not self.table.returns_none(name))
         if isinstance(node, cst.Attribute):  # a platform fact is a probe's bool
@@ -411,6 +460,14 @@ class Folder:
             texts = [_string(e.value) for e in right.elements]
             if texts and all(t is not None and t in strings for t in texts):
                 value = isinstance(op, cst.NotIn)
+        if value is None and isinstance(op, (cst.In, cst.NotIn)) and (
+                (isinstance(right, cst.Name) and right.value in self.empty_names) or _empty_literal(right)):
+            # `x in EMPTY`, `x in ()` (prune_architecture_literals emptied it). Like a removed architecture's
+            # test: where an operand must run (`_hf_arch(cfg) in EMPTY`) the test stays, and that is no finding
+            # (the branch is dead code, not a wrong answer on CUDA)
+            value = isinstance(op, cst.NotIn)
+            if not self.pure(node):
+                return None
         if value is None:
             # A test for a removed architecture folds only where that is safe; unlike a platform test
             # it is no finding when it cannot (the branch is dead code, not a wrong answer on CUDA).
@@ -454,6 +511,29 @@ def none_constants(tree: cst.Module, folder: "Folder") -> frozenset[str]:
                         and small.targets[0].target.value.startswith("_")
                         and isinstance(small.value, cst.Name) and small.value.value == "None"):
                     candidates.add(small.targets[0].target.value)
+    if not candidates:
+        return frozenset()
+    bindings = BindingCounts(folder)
+    tree.visit(bindings)
+    return frozenset(n for n in candidates if bindings.count.get(n) == 1)
+
+
+def _empty_literal(value: cst.BaseExpression) -> bool:
+    """`()`, `[]`, `frozenset()`, `tuple()`: an empty collection (a name bound to one holds nothing while
+    nothing adds to it: a list can grow, so only tuples and frozensets make empty names)."""
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return not value.elements
+    return (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+            and value.func.value in ("frozenset", "tuple") and not value.args)
+
+
+def empty_constants(tree: cst.Module, folder: "Folder", single_file_words: Optional[frozenset[str]]) -> frozenset[str]:
+    """Names a top-level `NAME = ()` (or `frozenset()`, `tuple()`) binds and nothing else in the module does,
+    which no other module can rebind: private ones, and those no other file of the kept tree names
+    (`single_file_words`; None = not known: only private names)."""
+    candidates = {name for _, name, value in _single_bindings(tree.body)
+                  if _empty_literal(value) and not isinstance(value, cst.List)
+                  and (name.startswith("_") or (single_file_words is not None and name in single_file_words))}
     if not candidates:
         return frozenset()
     bindings = BindingCounts(folder)
@@ -578,19 +658,23 @@ class PredicateScope:
         naming them are visited."""
         from shrinker.codemods.removed_imports import find_dead_imports, module_and_package
 
-        _, package = module_and_package(self.context)
+        module, package = module_and_package(self.context)
         dead = frozenset(a.bound for aliases in find_dead_imports(tree, package, self.inputs.removed).values()
                          for a in aliases if a.alias is not None and "." not in a.bound)
         self.folder.removed_classes = dead
         self.folder.flags = module_flags(tree)
         self.folder.none_names = none_constants(tree, self.folder)
+        self.folder.empty_names = empty_constants(tree, self.folder, self.inputs.single_file_words)
         before = original if original is not None else tree
         self.folder.constants = module_constants(before, self.folder)
         self._function_constants = function_constants(before, self.folder, attribute_vocabulary(self.inputs.rules))
         self.folder.attribute_constants = attribute_constants(before, self.folder, self.inputs.single_file_words,
                                                               attribute_vocabulary(self.inputs.rules))
-        widen = (dead | self.folder.none_names | frozenset(self.folder.constants)
-                 | frozenset(self.folder.attribute_constants))
+        self.folder.constant_calls, self.folder.constant_methods = constant_calls(
+            tree, module or "", package, self.inputs, self.folder)
+        widen = (dead | self.folder.none_names | self.folder.empty_names | frozenset(self.folder.constants)
+                 | frozenset(self.folder.attribute_constants) | frozenset(self.folder.constant_calls)
+                 | frozenset(self.folder.constant_methods))
         if widen and self._prune is not None:
             self._prune = re.compile(self._prune.pattern + "|" + "|".join(rf"\b{re.escape(n)}\b" for n in sorted(widen)))
 
@@ -715,6 +799,7 @@ def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re
     platform = inputs.rules.platform
     return _trigger_regex(tuple(p.name for p in platform.predicates) + tuple(p.name for p in platform.parameters)
                           + tuple(platform.attributes) + feature_words(inputs) + tuple(extra)
+                          + constant_words(inputs)
                           + _sorted_names(inputs.table.architectures)
                           + model_type_words(inputs.rules.architectures)
                           + (held_words(inputs.rules) if inputs.table.options else ()),
@@ -996,14 +1081,27 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         self.count("architectures_dropped", sum(n in removed for n in names))
         return result
 
+    def _empty_unpackings(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """`*MIMO_V2_MODEL_ARCHS` in a literal, where the name holds an empty tuple or frozenset
+        (Folder.empty_names): it unpacks nothing, so it goes (a set that would empty stays)."""
+        empty = self.folder.empty_names
+        if not empty:
+            return node
+        result = drop_from_literal(node, lambda e: isinstance(e, cst.StarredElement)
+                                   and isinstance(e.value, cst.Name) and e.value.value in empty)
+        if result is None:
+            return node
+        self.count("empty_unpackings_removed")
+        return result
+
     def leave_List(self, original_node: cst.List, updated_node: cst.List) -> cst.BaseExpression:
-        return self._architecture_list(updated_node)
+        return self._architecture_list(self._empty_unpackings(updated_node))
 
     def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
-        return self._architecture_list(updated_node)
+        return self._architecture_list(self._empty_unpackings(updated_node))
 
     def leave_Set(self, original_node: cst.Set, updated_node: cst.Set) -> cst.BaseExpression:
-        return self._architecture_list(updated_node)
+        return self._architecture_list(self._empty_unpackings(updated_node))
 
     def _fold_value(self, value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
         if value is None or not isinstance(value, (cst.BooleanOperation, cst.UnaryOperation, cst.Comparison)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from shrinker.graph.constant_functions import ConstantReturn
 from shrinker.rules.predicates import PredicateTable, profile_table
 from shrinker.rules.schema import Rules
 
@@ -50,6 +51,9 @@ class CodemodInputs:
     # Kernel backend (enum member name) -> the method that runs it, from [platform].backend_methods (None =
     # not known: remove_other_device_backends removes nothing).
     backend_methods: Mapping[str, str] | None = None
+    # module -> {function or `Class.method`: the bool it always returns} (graph/constant_functions; None =
+    # not known: no call folds as a constant)
+    constant_functions: Mapping[str, Mapping[str, ConstantReturn]] | None = None
 
     def __post_init__(self) -> None:
         if self.table is None:

@@ -9,7 +9,9 @@ name other kept modules import from this one. SGLang shapes handled:
     module flags, and then the predicate import they were the last use of;
   - `if TYPE_CHECKING:` imports whose last use went (the emptied block goes too);
   - `try: from x import y; except ImportError: y = None` when `y` is unused: the whole try goes;
-  - `if cond: X = 1 else: X = 2` when `X` is unused: both arms go, then the `if` (a pure test).
+  - `if cond: X = 1 else: X = 2` when `X` is unused: both arms go, then the `if` (a pure test);
+  - a function's own import standing in its body (`from sglang.srt.utils import is_hip, is_npu` in
+    fused_op's `_platform_key()`) whose name that function read before the edits and reads no more.
 Values must be free of obvious side effects (names, attributes, literals, operators and calls
 whose arguments are such): `_x = register_op(...)` with a lambda or comprehension argument stays.
 
@@ -24,7 +26,7 @@ while the plan does not provide it, public names are assumed imported and only `
 
 from __future__ import annotations
 
-from typing import Callable, ClassVar, Iterable, Mapping, Optional, Union
+from typing import Callable, ClassVar, Iterable, Mapping, Optional, Sequence, Union
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -119,8 +121,11 @@ def _reads(f, source_of) -> Optional["ModuleReads"]:
 
 
 def _through(reads: Optional["ModuleReads"], target: str) -> set[str]:
-    """What a module bound as an object gives away: the attributes read through it, else everything."""
-    if reads is None or reads.dynamic:
+    """What a module bound as an object gives away: the attributes read through it, else everything. A module
+    that reads its namespace whole (`dynamic`: `mod.__dict__`) may hand on what it binds at module level; a
+    binding inside a function (`from sglang.srt.distributed import parallel_state` in a test helper) is no
+    namespace entry, so only its attribute reads count."""
+    if reads is None or (reads.dynamic and target in reads.exported):
         return {"*"}
     if target not in reads.through:
         return set()  # imported, never read through the binding
@@ -189,6 +194,32 @@ def _used_names(wrapper: MetadataWrapper) -> set[str]:
     return used
 
 
+def _local_imports(module: cst.Module, scopes: Mapping[cst.CSTNode, object]
+                   ) -> dict[tuple[str, str], tuple[cst.ImportAlias, bool]]:
+    """(function qualname, bound name) -> (its alias, whether code reads it) for the imports standing directly
+    in a function's body whose name that function binds once (`from sglang.srt.utils import is_hip` in
+    `_platform_key()`); a name imported twice, or also bound otherwise there, is left out."""
+    found: dict[tuple[str, str], tuple[cst.ImportAlias, bool]] = {}
+
+    def walk(body: Sequence[cst.BaseStatement], prefix: str, in_function: bool) -> None:
+        for stmt in body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                inner = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
+                walk(inner, f"{prefix}{stmt.name.value}.", isinstance(stmt, cst.FunctionDef))
+            elif in_function and isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                        scope = scopes.get(small)
+                        for alias in small.names:
+                            bound = alias.evaluated_alias or alias.evaluated_name
+                            assignments = scope.assignments[bound] if scope is not None and bound in scope else ()
+                            if len(assignments) == 1 and "." not in bound:
+                                found[(prefix.rstrip("."), bound)] = (alias, bool(next(iter(assignments)).references))
+
+    walk(module.body, "", False)
+    return found
+
+
 def _subtree_ids(node: cst.CSTNode, into: set[int]) -> None:
     node.visit(NodeIds(into))
 
@@ -197,7 +228,7 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
     """Remove module-level imports/assignments this run's edits made unused (see module docstring).
 
     One scope analysis of the edited module (plus one of the original, only when a candidate needs
-    it) and one visit that never enters functions or classes: the cascade (`_is_hip = is_hip()` goes,
+    it) and one visit that enters functions and classes only when a function's own import goes: the cascade (`_is_hip = is_hip()` goes,
     so `is_hip` is unused, so its import goes; an emptied `if TYPE_CHECKING:` goes, so
     `TYPE_CHECKING` is unused) is worked out on the scope graph before the tree is touched.
     """
@@ -257,8 +288,23 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
                 for child in reversed(list(iter_statements_shallow(stmt))):
                     stack.append(child)
 
+    def _newly_unused_local_imports(self, node: cst.Module) -> None:
+        """A function's own import nothing there reads any more, that the function read before this run's
+        edits (`is_hip` in fused_op's `_platform_key()` once its test folded), goes like a module-level one."""
+        unread = {key: alias for key, (alias, read) in _local_imports(node, self.metadata[ScopeProvider]).items()
+                  if not read}
+        if not unread:
+            return
+        original = cst.parse_module(self._original) if isinstance(self._original, str) else self._original
+        before = _local_imports(original, MetadataWrapper(original, unsafe_skip_copy=True).resolve(ScopeProvider))
+        gone = [alias for key, alias in unread.items() if key in before and before[key][1]]
+        self._drop.update(gone)
+        self._enter_bodies = bool(gone)  # functions and classes are entered only for such an import
+
     def visit_Module(self, node: cst.Module) -> None:
         self._drop, self._drop_blocks = set(), set()
+        self._enter_bodies = False
+        self._newly_unused_local_imports(node)
         scope = self.get_metadata(ScopeProvider, node, None)
         if scope is None:
             return
@@ -418,10 +464,10 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
         return cst.RemoveFromParent()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
+        return self._enter_bodies
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
+        return self._enter_bodies
 
     def _import(self, original: Union[cst.Import, cst.ImportFrom], updated):
         if not self._drop or isinstance(original.names, cst.ImportStar):

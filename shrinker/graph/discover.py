@@ -32,6 +32,14 @@ def module_name(rel: str) -> tuple[str, bool]:
     return ".".join(parts), False
 
 
+def module_of(path: str) -> str:
+    """The dotted module of a tree path (`python/sglang/a.py` -> `sglang.a`), "" outside the import roots."""
+    for root in sorted(IMPORT_ROOTS, key=len, reverse=True):
+        if path.startswith(root + "/") and path.endswith(".py"):
+            return module_name(path[len(root) + 1:])[0]
+    return ""
+
+
 def module_paths(module: str) -> list[str]:
     """The tree paths `module` may have, one per import root and form (`a/b.py`, `a/b/__init__.py`):
     the inverse of module_name, for looking a rule's `module:qualname` up without scanning the tree."""

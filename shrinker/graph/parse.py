@@ -15,14 +15,13 @@ from shrinker.graph.records import (
     CLASS, FUNCTION, MODULE, DictEntry, DictLiteral, FileFacts, ImportRecord, StringRef, Where)
 
 # Bump when FileFacts' meaning changes: old cache entries are then ignored.
-PARSER_VERSION = "7"
+PARSER_VERSION = "8"
 
 _EMPTY = cst.Module(body=[])
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 # A dotted string that may name a module, optionally with ":attr" ("pkg.mod:Cls").
 _MODULE_STRING = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_][\w.]*)?$")
 _STRING_HINT = re.compile(r"""["'][A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?::[\w.]+)?["']|import_module|LazyImport""")
-_LOADER_CALLS = ("load_jit",)
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -58,12 +57,11 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str) -> st
 
 
 class _StringCollector(cst.CSTVisitor):
-    """Module-naming strings and loader arguments inside one small statement or expression."""
+    """Module-naming strings inside one small statement or expression."""
 
     def __init__(self, loop_values: dict[str, list[str]], module: str):
         # (target, kind, attr, the call's other keywords, the call's dotted name)
         self.found: list[tuple[str, str, str, dict[str, str], str]] = []
-        self.loaded: list[str] = []
         self.loop_values = loop_values
         self.module = module
         self._calls: list[cst.Call] = []
@@ -105,17 +103,6 @@ class _StringCollector(cst.CSTVisitor):
             attr = _str_value(node.args[1].value) if len(node.args) > 1 else ""
             if text is not None:
                 self.found.append((text, "lazy_import", attr or "", {}, ""))
-        elif func in _LOADER_CALLS:
-            for arg in node.args:
-                self._collect_loaded(arg.value)
-
-    def _collect_loaded(self, node: cst.BaseExpression) -> None:
-        text = _str_value(node)
-        if text is not None:
-            self.loaded.append(text)
-        elif isinstance(node, (cst.List, cst.Tuple)):
-            for element in node.elements:
-                self._collect_loaded(element.value)
 
     def _expand_fstring(self, node: cst.FormattedString) -> list[str]:
         """f"{__name__}.{g}" with g looping over a constant tuple → one target per value."""
@@ -304,16 +291,15 @@ class _Walker:
         if not self.has_strings:
             return
         text = _code(node)
-        if not _STRING_HINT.search(text) and not any(c in text for c in _LOADER_CALLS):
+        if not _STRING_HINT.search(text):
             return
         collector = _StringCollector(loops, self.module)
         node.visit(collector)
-        if not collector.found and not collector.loaded:
+        if not collector.found:
             return
         line = self._line_of(text)
         for target, kind, attr, keywords, call in collector.found:
             self.facts.strings.append(StringRef(target, line, kind, where, attr, keywords, call))
-        self.facts.jit_sources.extend(collector.loaded)
 
     def _assign(self, small, where: Where) -> None:
         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]

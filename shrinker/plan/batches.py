@@ -88,6 +88,14 @@ def _holds_removed_record(facts, rules: Rules, removed_keys) -> bool:
         for reg in rules.registries if reg.kind == "records" for ref in facts.strings)
 
 
+def _registers_removed_class(module: str, facts, rules: Rules, removed_keys) -> bool:
+    """A kept module of a `module_scan` registry's package whose EntryClass names a class the plan removes
+    (0.5.23's `llama`, kept for LlamaMLP, still lists LlamaForCausalLM)."""
+    return facts is not None and any(
+        module.startswith(reg.package + ".") and set(facts.entry_class) & set(removed_keys.get(reg.name, ()))
+        for reg in rules.registries if reg.kind == "module_scan")
+
+
 def _feature_pattern(rules: Rules) -> re.Pattern:
     """A cheap text pre-filter: files that name a feature predicate, value, set-up call or constant."""
     words = []
@@ -169,6 +177,9 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
                                if wanted.search((g.tree / g.module_path[m]).read_text(errors="replace")))
             elif codemod == "prune_registries":
                 files = sorted(g.module_path[m] for m in registry_modules if m in reach.kept)
+            elif codemod == "prune_entry_classes":
+                files = sorted(g.module_path[m] for m in kept_modules
+                               if _registers_removed_class(m, g.facts.get(m), rules, reach.registries.removed_keys))
             elif codemod == "prune_records":
                 files = sorted(g.module_path[m] for m in kept_modules if _holds_removed_record(
                     g.facts.get(m), rules, reach.registries.removed_keys))

@@ -304,10 +304,6 @@ class Batch(_Strict):
 class DataFiles(_Strict):
     """How non-Python files are judged."""
 
-    loader_calls: list[str] = Field(default_factory=list,
-                                    description="Calls whose string arguments name files to load (load_jit).")
-    source_roots: list[str] = Field(default_factory=list,
-                                    description="Folders (relative to the import root) those names resolve in.")
     drop_suffixes: list[str] = Field(default_factory=list,
                                      description="Suffixes never kept (bytecode, build leftovers).")
     keep_files: list[str] = Field(default_factory=list,

@@ -25,7 +25,10 @@ What a piece of code references (`Refs`):
 Each maps the name to the first line it appears on (for `shrink why`).
 
 `ModuleSymbols.dynamic` says why the module's namespace is read as a whole (`globals()`,
-`vars()`, `sys.modules[__name__]`): none of its module-level symbols may then go. A loop that reads
+`vars()`, `sys.modules[__name__]`, `inspect.getmodule(f).__dict__`), by any of its code; `Refs.dynamic`
+says it of one piece of code: module-level code keeps every module-level symbol, a function or method
+only once it is kept itself (0.5.23's test_utils reads its `DEFAULT_*MODEL*` names through `__dict__` in
+`_get_default_models`, which nothing calls). A loop that reads
 `globals()[n]` only for the names of a literal list, and only while bound (`if n in globals()`), is
 no such read, and that list's strings reference nothing (guarded_lookups.py: sgl_kernel's debug wrap).
 Facts never hold rule decisions: a rules change never re-parses.
@@ -43,7 +46,7 @@ from shrinker.graph.parse import resolve_relative
 from shrinker.symbols.guarded_lookups import quiet_nodes
 
 # Bump when the meaning of ModuleSymbols changes: old cache entries are then ignored.
-SYMBOLS_VERSION = "12"
+SYMBOLS_VERSION = "13"
 
 FUNCTION, CLASS, METHOD, NESTED_CLASS, ASSIGN, IMPORT, CLASS_ATTR = (
     "function", "class", "method", "nested_class", "assign", "import", "class_attr")
@@ -76,12 +79,14 @@ class Refs:
     # call("pkg.mod", "name", ...): (dotted callee, module string, name string). The graph reads the name
     # as pkg.mod's attribute when a rule says the callee imports it (LazyImport), else as a plain string.
     module_attrs: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    dynamic: str = ""  # why this code reads its module's namespace whole ("" if it does not)
 
     def merge(self, other: "Refs") -> None:
         for key in ("names", "attrs", "strings", "patterns", "imports", "subclasses", "module_attrs"):
             mine = getattr(self, key)
             for name, line in getattr(other, key).items():
                 mine.setdefault(name, line)
+        self.dynamic = self.dynamic or other.dynamic
 
 
 @dataclass
@@ -402,6 +407,7 @@ class _Builder:
         self.lookup = self.lookup or c.lookup
         for name, line in c.module_refs.items():
             self.out.module_refs.setdefault(name, line)
+        c.refs.dynamic = c.dynamic
         return c.refs
 
     def _add(self, qualname: str, kind: str, node: ast.stmt, refs: Refs, **extra) -> Symbol:

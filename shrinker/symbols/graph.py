@@ -3,8 +3,9 @@
 Liveness is reachability from roots, so one computation is already the fixpoint of "remove what
 is unreferenced" (dead cycles included). Roots, each with its reason:
   - module code: every module-level statement that is not a symbol runs on import;
-  - dynamic modules: a module that reads its namespace whole (`globals()`, `sys.modules[__name__]`)
-    keeps every module-level symbol;
+  - dynamic modules: module-level code that reads the module's namespace whole (`globals()`,
+    `sys.modules[__name__]`) keeps every module-level symbol; a function or method that does so keeps
+    them once it is kept itself;
   - rules: `protect` (symbol / name / member globs), entry points named in `entry_point_files`;
   - the source's own word: an import marked `# noqa` (a re-export, or a name read through a frame
     namespace such as pydantic's model_rebuild()); a module calling model_rebuild() /
@@ -573,6 +574,9 @@ class SymbolGraph:
                     self._mark(override, Reason("override", f"overrides {symbol_id}, which is kept", symbol_id))
         own_class = symbol_id if CLASS in sym.kinds else item.cls
         self._process(sym.refs, item.module, via, own_class)
+        if sym.refs.dynamic:  # kept code that reads its module's namespace whole may read any name there
+            self._mark_module_level(item.module, Reason("dynamic", f"{symbol_id} reads its module's namespace "
+                                                                   f"whole ({sym.refs.dynamic})", symbol_id))
         for module, name, line in item.edges:
             for found in self.resolve_export(module, name):
                 self._mark(found, Reason("import", f"{symbol_id} imports it (line {line})", symbol_id, line))
@@ -584,6 +588,11 @@ class SymbolGraph:
                     reason = self._member_protection(self.symbols[member_id], item, external)
                     if reason is not None:
                         self._mark(member_id, reason)
+
+    def _mark_module_level(self, module: str, reason: Reason) -> None:
+        for qualname in self.modules[module].symbols:
+            if "." not in qualname and sid(module, qualname) in self.symbols:
+                self._mark(sid(module, qualname), reason)
 
     def _roots(self, tree: Optional[Path]) -> None:
         for module, ms in sorted(self.modules.items()):
@@ -598,11 +607,9 @@ class SymbolGraph:
                     for target in self.resolve_name(module, name):
                         self._mark(target, Reason("string", f"listed in __all__, and {self._star_imported[module]} "
                                                             f"star-imports {module}", via, line))
-            if ms.dynamic:
-                for qualname in ms.symbols:
-                    if "." not in qualname and sid(module, qualname) in self.symbols:
-                        self._mark(sid(module, qualname), Reason("dynamic", f"{module} reads its namespace "
-                                                                            f"whole ({ms.dynamic})", via))
+            if ms.root.dynamic:
+                self._mark_module_level(module, Reason("dynamic", f"{module} reads its namespace whole "
+                                                                  f"({ms.root.dynamic})", via))
         for item in self.symbols.values():
             if item.cls:
                 continue

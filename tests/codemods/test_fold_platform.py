@@ -1324,3 +1324,68 @@ def test_the_planner_evaluates_build_attributes_too():
     assert evaluate_source('hasattr(torch.version, "musa") and torch.version.musa is not None', table) is False
     assert evaluate_source("torch.version.hip is None", table) is True
     assert evaluate_source("torch.version.cuda is None", table) is None
+
+
+class TestEmptyCollections(PlatformCodemodTest):
+    TRANSFORM = FoldPlatformPredicates
+
+    def test_a_collection_the_architecture_prune_emptied_holds_nothing(self) -> None:
+        # 0.5.23 configs/model_config.py once prune_architecture_literals emptied MiMo's architecture tuples
+        from shrinker.codemods.inputs import CodemodInputs, Removed
+        from shrinker.rules.load import load_rules
+
+        inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed(),
+                               single_file_words=frozenset({"MIMO_V2_MODEL_ARCHS"}))
+        self.assertCodemod(
+            """
+            MIMO_V2_MODEL_ARCHS = ()
+            _MAMBA_ARCHS = frozenset()
+            SHARED = ()  # named in another file: another module may rebind it
+            _TWICE = ()
+            _TWICE = ("A",)
+            mimo = arch in MIMO_V2_MODEL_ARCHS
+            mamba = arch not in _MAMBA_ARCHS and ready
+            multi = f(any(a in MIMO_V2_MODEL_ARCHS for a in archs))
+            every = f(all(a not in _MAMBA_ARCHS for a in archs))
+            none = f(any(a in archs for a in (*MIMO_V2_MODEL_ARCHS,)))
+            some = f(any(a in archs for a in (*MIMO_V2_MODEL_ARCHS, x)))  # an element that does not fold: stays
+            ALL = [
+                "DeepseekV3ForCausalLM",
+                *MIMO_V2_MODEL_ARCHS,
+            ]
+            ONLY = (*_MAMBA_ARCHS,)
+            shared = arch in SHARED
+            twice = arch in _TWICE
+            called = _hf_arch(cfg) in MIMO_V2_MODEL_ARCHS  # an operand that runs: stays, no finding
+            _GROWN = []  # a list may grow: not empty for good
+            grown = arch in _GROWN
+            literal = arch not in ()
+            literal_called = _hf_arch(cfg) in ()
+            """,
+            """
+            MIMO_V2_MODEL_ARCHS = ()
+            _MAMBA_ARCHS = frozenset()
+            SHARED = ()  # named in another file: another module may rebind it
+            _TWICE = ()
+            _TWICE = ("A",)
+            mimo = False
+            mamba = ready
+            multi = f(False)
+            every = f(True)
+            none = f(False)
+            some = f(any(a in archs for a in (x,)))  # an element that does not fold: stays
+            ALL = [
+                "DeepseekV3ForCausalLM",
+            ]
+            ONLY = ()
+            shared = arch in SHARED
+            twice = arch in _TWICE
+            called = _hf_arch(cfg) in MIMO_V2_MODEL_ARCHS  # an operand that runs: stays, no finding
+            _GROWN = []  # a list may grow: not empty for good
+            grown = arch in _GROWN
+            literal = True
+            literal_called = _hf_arch(cfg) in ()
+            """,
+            inputs=inputs,
+            findings=[],
+        )

@@ -65,6 +65,100 @@ class TestRemoveNewlyUnusedNames(CodemodTest):
         # importers unknown (the dead-symbol batch's passes): a private name may be imported, so it stays
         self.check(original=source, edited=source, after=source, inputs=INPUTS)
 
+    def test_a_function_s_own_import_it_no_longer_reads(self) -> None:
+        """0.5.23's fused_op `_platform_key()` once the platform fold left `return "cuda"`; an import the function
+        never read (a side-effect import), one still read, one a nested function reads, and one in a `try` stay."""
+        self.check(
+            original="""
+                def _platform_key() -> str:
+                    \"\"\"The dispatch key.\"\"\"
+                    from sglang.srt.utils import (
+                        is_cpu,
+                        is_cuda,
+                        is_hip,
+                    )
+                    import sglang.srt.patches  # noqa: F401
+                    from sglang.srt.utils import log
+
+                    if is_cpu() or is_hip():
+                        return "other"
+                    log(is_cuda())
+                    return "cuda"
+
+
+                class Runner:
+                    def run(self):
+                        from torch import npu_ops
+
+                        if is_npu():
+                            return npu_ops.run()
+
+                        def inner():
+                            return cuda_ops.run()
+
+                        from torch import cuda_ops
+                        try:
+                            from torch import maybe
+                        except ImportError:
+                            maybe = None
+                        return inner()
+                """,
+            edited="""
+                def _platform_key() -> str:
+                    \"\"\"The dispatch key.\"\"\"
+                    from sglang.srt.utils import (
+                        is_cpu,
+                        is_cuda,
+                        is_hip,
+                    )
+                    import sglang.srt.patches  # noqa: F401
+                    from sglang.srt.utils import log
+
+                    log(is_cuda())
+                    return "cuda"
+
+
+                class Runner:
+                    def run(self):
+                        from torch import npu_ops
+
+                        def inner():
+                            return cuda_ops.run()
+
+                        from torch import cuda_ops
+                        try:
+                            from torch import maybe
+                        except ImportError:
+                            maybe = None
+                        return inner()
+                """,
+            after="""
+                def _platform_key() -> str:
+                    \"\"\"The dispatch key.\"\"\"
+                    from sglang.srt.utils import (
+                        is_cuda,
+                    )
+                    import sglang.srt.patches  # noqa: F401
+                    from sglang.srt.utils import log
+
+                    log(is_cuda())
+                    return "cuda"
+
+
+                class Runner:
+                    def run(self):
+
+                        def inner():
+                            return cuda_ops.run()
+
+                        from torch import cuda_ops
+                        try:
+                            from torch import maybe
+                        except ImportError:
+                            maybe = None
+                        return inner()
+                """)
+
     def test_flags_and_then_the_predicate_imports_they_used(self) -> None:
         self.check(
             original="""
@@ -372,6 +466,12 @@ def test_imported_names_narrow_whole_module_uses_with_sources() -> None:
         "pkg.other": "",
         "pkg.dyn": "from pkg.dyn2 import *\nglobals()['x']\n",
         "pkg.dyn2": "",
+        # reads its namespace whole (0.5.23's test_utils: `mod.__dict__`): a module it binds at the top may be
+        # handed on; one bound inside a function is no namespace entry, only its attribute reads count
+        "pkg.helpers": ("from pkg import top\n"
+                        "def f(mod):\n    from pkg import inner\n    return inner._WORLD, mod.__dict__\n"),
+        "pkg.top": "",
+        "pkg.inner": "",
     }
     facts = [
         FileFacts(path="dist/__init__.py", module="pkg.dist", is_package=True, lines=1, imports=[
@@ -389,6 +489,10 @@ def test_imported_names_narrow_whole_module_uses_with_sources() -> None:
         FileFacts(path="dyn.py", module="pkg.dyn", is_package=False, lines=2, imports=[
             ImportRecord("pkg.dyn2", ["*"], 1, True, where)]),
         FileFacts(path="dyn2.py", module="pkg.dyn2", is_package=False, lines=0),
+        FileFacts(path="helpers.py", module="pkg.helpers", is_package=False, lines=4, imports=[
+            ImportRecord("pkg", ["top"], 1, True, where), ImportRecord("pkg", ["inner"], 3, True, where)]),
+        FileFacts(path="top.py", module="pkg.top", is_package=False, lines=0),
+        FileFacts(path="inner.py", module="pkg.inner", is_package=False, lines=0),
     ]
     removed = make_inputs([]).removed
     narrowed = imported_names_from_facts(facts, removed, sources.get)
@@ -396,6 +500,7 @@ def test_imported_names_narrow_whole_module_uses_with_sources() -> None:
     assert narrowed["pkg.dist.state"] == {"get_tp", "world_size", "helper"}  # no is_hip: nobody takes it
     assert narrowed["pkg.other"] == {"*"}  # passed on whole: any attribute may be read
     assert narrowed["pkg.dyn2"] == {"*"}  # the star importer reads its namespace whole
+    assert narrowed["pkg.top"] == {"*"} and narrowed["pkg.inner"] == {"_WORLD"}
     assert imported_names_from_facts(facts, removed)["pkg.dist.state"] == {"*"}  # no sources: whole
 
 

@@ -244,6 +244,24 @@ CASES = [
         for _n in ["a"]:
             globals()[_n] = wrap(globals()[_n])
         """}, kept={"pkg.dyn:a": "string", "pkg.dyn:b": "dynamic"}),
+    # 0.5.23's test_utils: `_get_default_models` reads the DEFAULT_*MODEL* names through the module's __dict__
+    Case("a dead function's namespace read keeps nothing", {"pkg.testing": """
+        import inspect
+        DEFAULT_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+        def _get_default_models():
+            module = inspect.getmodule(_get_default_models)
+            return [v for k, v in module.__dict__.items() if "MODEL" in k]
+        def used(): pass
+        """, "pkg.user": "from pkg.testing import used\nused()\n"},
+        kept={"pkg.testing:used": "import"}, dead=["pkg.testing:DEFAULT_MODEL", "pkg.testing:_get_default_models"]),
+    Case("a kept function's namespace read keeps every module-level name", {"pkg.testing": """
+        DEFAULT_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+        def get_default_models():
+            return [v for k, v in globals().items() if "MODEL" in k]
+        def other(): pass
+        """, "pkg.user": "from pkg.testing import get_default_models\nget_default_models()\n"},
+        kept={"pkg.testing:get_default_models": "import", "pkg.testing:DEFAULT_MODEL": "dynamic",
+              "pkg.testing:other": "dynamic"}),
     # sgl_kernel/__init__.py's debug wrap: the loop reads only listed names, and only those still bound
     Case("a guarded globals() loop over a name list keeps nothing the list names", {
         "pkg.ops": """

@@ -1,0 +1,153 @@
+"""Functions that always return the same bool: `def is_kimi_k3(config): return _hf_arch(config) in ()` once the
+architecture fold emptied the tuple, `def is_unified_kv_triton(): return False` once the platform fold decided
+its test. A call of one is that constant (folded by the codemods' Folder, at the call sites of every module
+that imports it).
+
+Rule-free and exact, read with `ast` from the tree's text:
+- a module-level function, or a method (keyed `Class.method`), not async, no `yield`, its decorators none
+  or caches (`lru_cache`, `functools.cache`): a cache returns what the function returned;
+- the name is bound once in the whole file (no second definition, no assignment, no local of that name);
+- its body up to the first top-level `return` holds no other `return`; that return's value is the literal
+  `True`/`False`, or `X in <empty literal>` (False) / `X not in <empty literal>` (True), a bool whatever X is.
+  Statements after it never run.
+`pure` says whether calling it runs nothing but the return: the statements before the return are
+docstrings, `pass` or local bindings of reads (names, attributes, subscripts, literals), and the return's
+`X` is such a read too. An impure one folds only where the rules declare its call side-effect free.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from shrinker.graph.bindings import dotted, names_bound_by
+from shrinker.graph.discover import module_of
+from shrinker.graph.sources import python_sources
+
+_CACHES = frozenset({"lru_cache", "cache", "functools.lru_cache", "functools.cache"})
+_EMPTY = re.compile(r"\bin\s*(?:\(\s*\)|\[\s*\]|frozenset\(\s*\)|set\(\s*\))")
+_BOOL_RETURN = re.compile(r"^\s+return\s*\(?\s*(?:True|False)\s*\)?\s*$|^\s+return\s*\(\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ConstantReturn:
+    value: bool
+    pure: bool  # a call runs nothing but reads
+
+
+def may_define_constant_functions(text: str) -> bool:
+    """A cheap test of the source text: only files passing it can define one (a `return True/False` line, a
+    `return (` whose value may be one, or a membership test of an empty literal)."""
+    return _BOOL_RETURN.search(text) is not None or _EMPTY.search(text) is not None
+
+
+def constant_returns(module: ast.Module) -> dict[str, ConstantReturn]:
+    """`name` / `Class.method` -> its constant return, for the functions of one module that have one."""
+    bound: dict[str, int] = {}
+    for node in ast.walk(module):
+        for name in names_bound_by(node):
+            bound[name] = bound.get(name, 0) + 1
+    found: dict[str, ConstantReturn] = {}
+    for stmt in module.body:
+        if isinstance(stmt, ast.FunctionDef) and bound.get(stmt.name) == 1:
+            if (constant := _constant_return(stmt)) is not None:
+                found[stmt.name] = constant
+        elif isinstance(stmt, ast.ClassDef):
+            for item in stmt.body:
+                if isinstance(item, ast.FunctionDef) and (constant := _constant_return(item)) is not None:
+                    found[f"{stmt.name}.{item.name}"] = constant
+    return found
+
+
+def constant_functions(tree: Path) -> dict[str, dict[str, ConstantReturn]]:
+    """module -> its constant functions, for every module of `tree` that has one."""
+    out: dict[str, dict[str, ConstantReturn]] = {}
+    for rel, text in sorted(python_sources(tree)):
+        if not may_define_constant_functions(text):
+            continue
+        try:
+            module = ast.parse(text)
+        except SyntaxError:
+            continue  # the gate reports a file that does not parse
+        if found := constant_returns(module):
+            out[module_of(rel)] = found
+    return out
+
+
+def _constant_return(function: ast.FunctionDef) -> ConstantReturn | None:
+    if not all(dotted(_callee(d)) in _CACHES for d in function.decorator_list):
+        return None
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(function)):
+        return None
+    before: list[ast.stmt] = []
+    for stmt in function.body:
+        if isinstance(stmt, ast.Return):
+            break
+        before.append(stmt)
+    else:
+        return None
+    if any(isinstance(n, ast.Return) for s in before for n in _own_nodes(s)):
+        return None
+    value, read = _bool_value(stmt.value)
+    if value is None:
+        return None
+    pure = read is None or _reads_only(read)
+    return ConstantReturn(value, pure and all(_pure_statement(s) for s in before))
+
+
+def _bool_value(node: ast.expr | None) -> tuple[bool | None, ast.expr | None]:
+    """The constant a return value always is (and the operand it evaluates on the way), else (None, None)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value, None
+    if (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            and _empty(node.comparators[0])):
+        return isinstance(node.ops[0], ast.NotIn), node.left
+    return None, None
+
+
+def _empty(node: ast.expr) -> bool:
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return not node.elts
+    if isinstance(node, ast.Dict):
+        return not node.keys
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("frozenset", "set")
+            and not node.args and not node.keywords)
+
+
+def _pure_statement(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Pass):
+        return True
+    if isinstance(stmt, ast.Expr):
+        return isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)  # a docstring
+    if isinstance(stmt, ast.Assign):
+        return all(isinstance(t, ast.Name) for t in stmt.targets) and _reads_only(stmt.value)
+    if isinstance(stmt, ast.AnnAssign):
+        return isinstance(stmt.target, ast.Name) and (stmt.value is None or _reads_only(stmt.value))
+    return False
+
+
+def _reads_only(node: ast.expr) -> bool:
+    """Evaluating `node` only reads: names, attributes, subscripts, literals and their operators."""
+    return all(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Tuple, ast.List, ast.Set,
+                              ast.BoolOp, ast.UnaryOp, ast.Compare, ast.IfExp, ast.Load, ast.expr_context,
+                              ast.boolop, ast.unaryop, ast.cmpop, ast.Slice))
+               for n in ast.walk(node))
+
+
+def _own_nodes(stmt: ast.stmt):
+    """The nodes of `stmt`, not entering nested functions, lambdas or classes (their returns are theirs)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(c for c in ast.iter_child_nodes(node)
+                     if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
+
+
+def _callee(node: ast.expr) -> ast.expr:
+    return node.func if isinstance(node, ast.Call) else node
+

@@ -1,0 +1,113 @@
+"""Calls of constant functions (codemods/constant_calls, Folder._fold_constant_call): `is_kimi_k3(cfg)` whose
+body is `return _hf_arch(config) in ()` is False wherever it is called, in its module and in importers."""
+
+from __future__ import annotations
+
+import textwrap
+
+from shrinker.codemods.inputs import CodemodInputs, Removed
+from shrinker.codemods.pipeline import transform_source
+from shrinker.graph.constant_functions import ConstantReturn
+from shrinker.rules.load import load_rules
+
+CONFIG = "sglang.srt.configs.model_config"
+TABLE = {
+    CONFIG: {"is_kimi_k3": ConstantReturn(False, False), "arch_matches": ConstantReturn(False, False),
+             "uses_plain_path": ConstantReturn(True, True)},
+    "sglang.srt.x": {"aiter_on": ConstantReturn(False, True), "Indexer._fused_active": ConstantReturn(False, True)},
+}
+
+
+def run(code: str, *, words: frozenset[str] = frozenset(), table=None, origins=None) -> str:
+    inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed(origins=origins or {}, imported={}),
+                           single_file_words=words, constant_functions=TABLE if table is None else table)
+    code = textwrap.dedent(code)
+    result = transform_source(code, path="sglang/srt/x.py", module="sglang.srt.x", inputs=inputs,
+                              codemods=["fold_platform", "remove_dead_imports", "remove_unused_names"])
+    assert result.status in ("success", "skip"), result.error
+    again = transform_source(result.code, path="sglang/srt/x.py", module="sglang.srt.x", inputs=inputs,
+                             codemods=["fold_platform", "remove_dead_imports", "remove_unused_names"])
+    assert again.code == result.code, "not idempotent"
+    assert not result.findings, result.findings
+    return result.code
+
+
+def test_an_imported_constant_call_decides_its_branch() -> None:
+    out = run('''
+        from sglang.srt.configs.model_config import is_kimi_k3
+
+
+        def pick(model_config):
+            # Kimi K3 needs the split path
+            if is_kimi_k3(model_config.hf_config):
+                return "split"
+            return "fused"
+        ''')
+    assert out.strip() == 'def pick(model_config):\n    return "fused"'
+
+
+def test_a_module_function_and_a_method_fold_in_every_position() -> None:
+    out = run('''
+        def aiter_on():
+            return False
+
+
+        class Indexer:
+            def _fused_active(self, batch):
+                return False
+
+            def forward(self, batch, x):
+                run(x, fused=self._fused_active(batch), aiter=aiter_on())
+                return x if not aiter_on() else None
+        ''', words=frozenset({"_fused_active"}))
+    assert "run(x, fused=False, aiter=False)" in out and "return x\n" in out
+
+
+def test_a_method_named_in_another_file_stays() -> None:
+    code = '''
+        class Indexer:
+            def _fused_active(self, batch):
+                return False
+
+            def forward(self, batch, x):
+                return run(x, fused=self._fused_active(batch))
+        '''
+    assert "fused=self._fused_active(batch)" in run(code, words=frozenset())
+
+
+def test_through_a_re_export() -> None:
+    out = run('''
+        from sglang.srt.configs import is_kimi_k3
+
+        def f(cfg):
+            return 1 if is_kimi_k3(cfg) else 2
+        ''', origins={"sglang.srt.configs": {"is_kimi_k3": CONFIG}})
+    assert out.strip() == "def f(cfg):\n    return 2"
+
+
+def test_what_stays() -> None:
+    code = '''
+        from sglang.srt.configs.model_config import arch_matches, is_kimi_k3, uses_plain_path
+
+        def f(cfg):
+            if arch_matches(cfg):  # its body calls a function the rules do not call pure
+                return 1
+            if is_kimi_k3(load(cfg)):  # an argument that runs code
+                return 2
+            return 3
+
+
+        def g(uses_plain_path):  # a parameter of that name is another binding
+            return uses_plain_path(4)
+        '''
+    assert run(code) == textwrap.dedent(code)
+
+
+def test_without_the_table_nothing_folds() -> None:
+    code = '''
+        from sglang.srt.configs.model_config import is_kimi_k3
+
+        def f(cfg):
+            return 1 if is_kimi_k3(cfg) else 2
+        '''
+    assert run(code, table={}) == textwrap.dedent(code)

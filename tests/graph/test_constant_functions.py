@@ -1,0 +1,119 @@
+"""graph/constant_functions: which functions always return one bool, read from the source text alone."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+from shrinker.graph.constant_functions import (ConstantReturn, constant_functions, constant_returns,
+                                               may_define_constant_functions)
+
+
+def found(code: str) -> dict[str, ConstantReturn]:
+    return constant_returns(ast.parse(textwrap.dedent(code)))
+
+
+def test_literal_and_empty_membership_returns() -> None:
+    assert found('''
+        import functools
+
+        def is_kimi_k3(config):
+            """True for Kimi K3."""
+            return _hf_arch(config) in ()
+
+        def not_listed(config):
+            return config.architectures[0] not in []
+
+        @functools.lru_cache(maxsize=1)
+        def is_unified_kv_triton() -> bool:
+            # only on HIP
+            return (
+                False
+            )
+
+        def is_minimax_sparse(config):
+            arch = (config.architectures or [None])[0]
+            return False
+        ''') == {"is_kimi_k3": ConstantReturn(False, False), "not_listed": ConstantReturn(True, True),
+                 "is_unified_kv_triton": ConstantReturn(False, True), "is_minimax_sparse": ConstantReturn(False, True)}
+
+
+def test_code_after_the_first_return_never_runs() -> None:
+    # 0.5.23's aiter_has_fp4_rowgroup once its try-import folded away
+    assert found('''
+        def has_rowgroup() -> bool:
+            return False
+            return True
+        ''') == {"has_rowgroup": ConstantReturn(False, True)}
+
+
+def test_what_is_no_constant_function() -> None:
+    assert found('''
+        def early(x):
+            if x:
+                return True
+            return False
+
+        def gen():
+            yield 1
+            return False
+
+        @register("x")
+        def decorated():
+            return False
+
+        async def waits():
+            return False
+
+        def computed(x):
+            return x in (1,)
+
+        def falls_off(x):
+            print(x)
+
+        def twice():
+            return False
+
+        twice = wrap(twice)
+
+        def effect():
+            log("x")
+            return False
+        ''') == {"effect": ConstantReturn(False, False)}
+
+
+def test_a_return_of_a_nested_function_is_its_own() -> None:
+    assert found('''
+        def outer():
+            def inner():
+                return 1
+            return False
+        ''') == {"outer": ConstantReturn(False, False)}
+
+
+def test_methods_are_keyed_by_class() -> None:
+    assert found('''
+        class Indexer:
+            def _aiter_fused_fp8_active(self, forward_batch) -> bool:
+                return False
+
+            def forward(self, x):
+                return x
+
+            @property
+            def flag(self):
+                return False
+        ''') == {"Indexer._aiter_fused_fp8_active": ConstantReturn(False, True)}
+
+
+def test_the_text_filter_and_the_tree_table(tmp_path: Path) -> None:
+    assert may_define_constant_functions("def f():\n    return False\n")
+    assert may_define_constant_functions("def f(c):\n    return c in ()\n")
+    assert not may_define_constant_functions("def f(c):\n    return c\n")
+    package = tmp_path / "python" / "sglang"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def on():\n    return True\n")
+    (package / "b.py").write_text("def on(x):\n    return x\n")
+    assert constant_functions(tmp_path) == {"sglang.a": {"on": ConstantReturn(True, True)}}
