@@ -10,7 +10,7 @@ to the function's bool.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.helpers import get_absolute_module_from_package_for_import
