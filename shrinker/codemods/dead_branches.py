@@ -148,7 +148,7 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
         # (a kept try-import inside `if _is_hip:` goes with its branch: nothing to report then).
         self._try_findings: list[tuple[cst.Try, cst.Try, str]] = []
         # (kept test, original node, message): a test kept for its side effects, reported if it survives
-        self._test_findings: list[tuple[cst.BaseExpression, cst.CSTNode, str]] = []
+        self._test_findings: list[tuple[cst.CSTNode, cst.CSTNode, str]] = []  # (kept test or filter, original, message)
         self._scopes: list[cst.FunctionDef] = []  # enclosing functions (original nodes)
 
     @classmethod
@@ -356,8 +356,8 @@ class RemoveDeadBranches(PredicateScope, ShrinkCodemod):
             if value is True:
                 self.count("filters_removed")
                 continue
-            if value is False:
-                self.report(orig, "comprehension filter is always false on CUDA: kept")
+            if value is False:  # a finding only where the comprehension survives (not after an inlined return)
+                self._test_findings.append((comp_if, orig, "comprehension filter is always false on CUDA: kept"))
             ifs.append(comp_if)
         if len(ifs) == len(updated_node.ifs):
             return updated_node

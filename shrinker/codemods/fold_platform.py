@@ -53,9 +53,10 @@ from shrinker.codemods.bindings import BindingCounts, TargetVisitor
 from shrinker.codemods.constant_calls import constant_calls, constant_words
 from shrinker.graph.constant_functions import ConstantReturn
 from shrinker.codemods.local_constants import drop_unread_constants, function_constants
-from shrinker.rules.predicates import (architecture_compare, attribute_vocabulary, build_attribute, combine,
+from shrinker.codemods.served_locals import ServedLocal, architecture_element, served_locals
+from shrinker.rules.predicates import (architecture_compare, architecture_substring, attribute_vocabulary, build_attribute, combine,
                                        device_probe, device_probe_patterns, env_flag_name, held_words,
-                                       model_type_words,
+                                       model_type_words, served_words,
                                        never_compare, other_devices_only, platform_attribute_probe,
                                        platform_fact, platform_name, vocabulary_patterns)
 
@@ -148,6 +149,9 @@ class Folder:
         # `self.m()` for such a method defined once, here only.
         self.constant_calls: dict[str, ConstantReturn] = {}
         self.constant_methods: dict[str, ConstantReturn] = {}
+        # Locals of the functions being folded that hold the served model's architecture or model_type
+        # (codemods/served_locals): `arch = architectures[0] if architectures else ""`.
+        self.served_locals: dict[str, ServedLocal] = {}
 
     # -- purity --------------------------------------------------------------------------------
     def pure(self, node: cst.BaseExpression) -> bool:
@@ -472,11 +476,31 @@ class Folder:
             # A test for a removed architecture folds only where that is safe; unlike a platform test
             # it is no finding when it cannot (the branch is dead code, not a wrong answer on CUDA).
             value = architecture_compare(left, target, self.table)
+            if value is None:
+                value = self._served_compare(left, target)
             if value is None or not self.pure(node):
                 return None
         if not self.pure(node):
             return Fold(node, value, False, True)
         return Fold(constant(value), value, True, True)
+
+    def _served_compare(self, left: cst.BaseExpression, target: cst.ComparisonTarget) -> Optional[bool]:
+        """A test of a local holding the served model_type, as the place it copies; `"KimiK3" in arch` of a
+        served architecture (a local holding one, or `architectures[0]`) by architecture_substring."""
+        op, right = target.operator, target.comparator
+        local = self.served_locals.get(left.value) if isinstance(left, cst.Name) else None
+        if local is not None and local.place is not None:
+            return architecture_compare(local.place, target, self.table)
+        if not isinstance(op, (cst.In, cst.NotIn)):
+            return None
+        held = self.served_locals.get(right.value) if isinstance(right, cst.Name) else None
+        if held is not None and held.place is None:
+            alternatives: Optional[tuple[str, ...]] = held.alternatives
+        else:
+            alternatives = () if architecture_element(right, self.table) else None
+        if alternatives is not None and architecture_substring(_string(left), alternatives, self.table):
+            return isinstance(op, cst.NotIn)
+        return None
 
 
 def module_flags(tree: cst.Module) -> frozenset[str]:
@@ -642,6 +666,8 @@ class PredicateScope:
         self._fixed: list[dict[str, bool]] = []  # per enclosing function/lambda: its fixed parameters
         self._function_constants: dict[str, dict[str, bool]] = {}  # qualname -> its local constants
         self._outer_constants: list[dict[str, bool]] = []  # the folder's constants outside each function
+        self._served_locals: dict[str, dict[str, ServedLocal]] = {}  # qualname -> its served locals
+        self._outer_served: list[dict[str, ServedLocal]] = []  # the folder's served locals outside each function
 
     def _param_value(self, name: str) -> Optional[bool]:
         """The value rules.platform.parameters gives `name` when the innermost function binding it
@@ -667,14 +693,17 @@ class PredicateScope:
         self.folder.empty_names = empty_constants(tree, self.folder, self.inputs.single_file_words)
         before = original if original is not None else tree
         self.folder.constants = module_constants(before, self.folder)
-        self._function_constants = function_constants(before, self.folder, attribute_vocabulary(self.inputs.rules))
+        self._served_locals = served_locals(before, self.folder)
+        self._function_constants = function_constants(before, self.folder, attribute_vocabulary(self.inputs.rules),
+                                                      self._served_locals)
         self.folder.attribute_constants = attribute_constants(before, self.folder, self.inputs.single_file_words,
                                                               attribute_vocabulary(self.inputs.rules))
         self.folder.constant_calls, self.folder.constant_methods = constant_calls(
             tree, module or "", package, self.inputs, self.folder)
         widen = (dead | self.folder.none_names | self.folder.empty_names | frozenset(self.folder.constants)
                  | frozenset(self.folder.attribute_constants) | frozenset(self.folder.constant_calls)
-                 | frozenset(self.folder.constant_methods))
+                 | frozenset(self.folder.constant_methods)
+                 | frozenset(name for served in self._served_locals.values() for name in served))
         if widen and self._prune is not None:
             self._prune = re.compile(self._prune.pattern + "|" + "|".join(rf"\b{re.escape(n)}\b" for n in sorted(widen)))
 
@@ -699,10 +728,16 @@ class PredicateScope:
         self._params.append(param_names(node.params))
         self._fixed.append(self._fixed_rules.get(".".join(self._names), {}))
         self._outer_constants.append(self.folder.constants)
-        local = self._function_constants.get(".".join(self._names), {})
+        self._outer_served.append(self.folder.served_locals)
+        qualname = ".".join(self._names)
+        local = self._function_constants.get(qualname, {})
         if local:
             # its own parameters cannot shadow them: a parameter of that name is a second binding
             self.folder.constants = {**self.folder.constants, **local}
+        served = self._served_locals.get(qualname, {})
+        # a nested function's parameter hides an outer served local of its name
+        outer = {n: v for n, v in self.folder.served_locals.items() if n not in self._params[-1]}
+        self.folder.served_locals = {**outer, **served}
         return True
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
@@ -711,6 +746,7 @@ class PredicateScope:
         self._params.pop()
         self._fixed.pop()
         self.folder.constants = self._outer_constants.pop()
+        self.folder.served_locals = self._outer_served.pop()
         result, dropped = drop_unread_constants(updated_node, local)
         if dropped:
             self.count("constants_dropped", dropped)
@@ -802,6 +838,7 @@ def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re
                           + constant_words(inputs)
                           + _sorted_names(inputs.table.architectures)
                           + model_type_words(inputs.rules.architectures)
+                          + served_words(inputs.rules.architectures)
                           + (held_words(inputs.rules) if inputs.table.options else ()),
                           tuple(platform.strings.strings), tuple(platform.strings.families),
                           tuple(device_probe_patterns(platform)))

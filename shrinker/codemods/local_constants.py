@@ -69,7 +69,14 @@ class _ScopeBindings(cst.CSTVisitor):
         return False
 
 
-def _undominated(function: cst.FunctionDef, names: frozenset[str]) -> set[str]:
+def scope_bindings(function: cst.FunctionDef) -> dict[str, list[cst.BaseExpression]]:
+    """Name -> the values of its `name = value` statement lines in `function`'s own scope."""
+    scope = _ScopeBindings()
+    function.body.visit(scope)
+    return scope.found
+
+
+def undominated(function: cst.FunctionDef, names: frozenset[str]) -> set[str]:
     """The names among `names` with a read that no earlier binding statement of its block covers."""
     bad: set[str] = set()
 
@@ -115,16 +122,24 @@ def _decided(name: str, value: cst.BaseExpression, folder: "Folder", vocabulary:
     return None
 
 
-class _FunctionConstants(cst.CSTVisitor):
-    """Per function (by qualified name): its local constants. A name defined twice under one qualified
-    name (`if x: def f()... else: def f()...`) gets none."""
+class PerFunction(cst.CSTVisitor):
+    """Visits every function and records `facts(node)` under its qualified name (`Class.method`); a name
+    defined twice under one qualified name (`if x: def f()... else: def f()...`) gets nothing."""
 
-    def __init__(self, folder: "Folder", vocabulary: Optional[re.Pattern]) -> None:
-        self.folder = folder
-        self.vocabulary = vocabulary
-        self.found: dict[str, dict[str, bool]] = {}
+    def __init__(self) -> None:
+        self.found: dict[str, dict] = {}
         self._names: list[str] = []
         self._seen: set[str] = set()
+
+    def facts(self, node: cst.FunctionDef, qualname: str) -> dict:
+        """What the subclass records of one function (an empty dict: nothing)."""
+        return {}
+
+    def entered(self, qualname: str) -> None:
+        """Called on entering every function, before its facts."""
+
+    def left(self) -> None:
+        """Called on leaving every function."""
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._names.append(node.name.value)
@@ -135,27 +150,50 @@ class _FunctionConstants(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._names.append(node.name.value)
         qualname = ".".join(self._names)
+        self.entered(qualname)
         if qualname in self._seen:
             self.found.pop(qualname, None)
             return
         self._seen.add(qualname)
-        if not isinstance(node.body, cst.IndentedBlock):
-            return
-        scope = _ScopeBindings()
-        node.body.visit(scope)
-        if not scope.found:
-            return
-        if not self._constants(scope.found):
-            return  # the common case: nothing decides; the binding count below walks the whole function
+        if isinstance(node.body, cst.IndentedBlock):
+            facts = self.facts(node, qualname)
+            if facts:
+                self.found[qualname] = facts
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._names.pop()
+        self.left()
+
+
+class _FunctionConstants(PerFunction):
+    """Per function (by qualified name): its local constants."""
+
+    def __init__(self, folder: "Folder", vocabulary: Optional[re.Pattern], served: Optional[dict] = None) -> None:
+        super().__init__()
+        self.folder = folder
+        self.vocabulary = vocabulary
+        self.served = served or {}  # qualname -> its served locals (codemods/served_locals), as the fold sees them
+        self._outer_served: list[dict] = []
+
+    def entered(self, qualname: str) -> None:
+        self._outer_served.append(self.folder.served_locals)
+        self.folder.served_locals = {**self.folder.served_locals, **self.served.get(qualname, {})}
+
+    def left(self) -> None:
+        self.folder.served_locals = self._outer_served.pop()
+
+    def facts(self, node: cst.FunctionDef, qualname: str) -> dict[str, bool]:
+        found = scope_bindings(node)
+        if not found or not self._constants(found):
+            return {}  # the common case: nothing decides; the binding count below walks the whole function
         counter = BindingCounts(self.folder)
         node.visit(counter)
-        candidates = {name: values for name, values in scope.found.items() if counter.count.get(name) == len(values)}
+        candidates = {name: values for name, values in found.items() if counter.count.get(name) == len(values)}
         constants = self._constants(candidates)
         if constants:
-            bad = _undominated(node, frozenset(constants))
+            bad = undominated(node, frozenset(constants))
             constants = {n: v for n, v in constants.items() if n not in bad}
-        if constants:
-            self.found[qualname] = constants
+        return constants
 
     def _constants(self, candidates: dict[str, list[cst.BaseExpression]]) -> dict[str, bool]:
         saved = self.folder.constants
@@ -176,13 +214,9 @@ class _FunctionConstants(cst.CSTVisitor):
         finally:
             self.folder.constants = saved
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._names.pop()
-
-
-def function_constants(tree: cst.Module, folder: "Folder",
-                       vocabulary: Optional[re.Pattern] = None) -> dict[str, dict[str, bool]]:
-    visitor = _FunctionConstants(folder, vocabulary)
+def function_constants(tree: cst.Module, folder: "Folder", vocabulary: Optional[re.Pattern] = None,
+                       served: Optional[dict] = None) -> dict[str, dict[str, bool]]:
+    visitor = _FunctionConstants(folder, vocabulary, served)
     tree.visit(visitor)
     return visitor.found
 

@@ -131,7 +131,7 @@ class PruneRegistries(ShrinkCodemod):
                       if r.module and r.module == module and r.kind in ("decorator", "dict")]
         self._keys = {r.name: removed_keys(inputs, r) for r in self._regs}
         self._stack: list[tuple[str, str]] = []  # (name, "class" | "def") of the enclosing defs
-        self._removed_defs: list[tuple[cst.FunctionDef, str]] = []  # original def, why
+        self._removed_defs: list[tuple[cst.FunctionDef | cst.ClassDef, str]] = []  # original def or class, why
         self._dead_names: set[str] = set()
         self._candidates: set[str] = set()  # private defs only removed entries referred to
         self._if_marks: list[int] = []
@@ -186,13 +186,18 @@ class PruneRegistries(ShrinkCodemod):
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef):
         self._stack.pop()
-        return updated_node
+        return self._registered(original_node, updated_node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._stack.append((node.name.value, "def"))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
         self._stack.pop()
+        return self._registered(original_node, updated_node)
+
+    def _registered(self, original_node, updated_node):
+        """A def or class registered only under removed keys goes; one also registered under a kept key
+        loses the removed keys' decorators."""
         registered, dropped = [], []
         for decorator in updated_node.decorators:
             hit = self._decorator_key(decorator)
@@ -206,7 +211,8 @@ class PruneRegistries(ShrinkCodemod):
         if len(dropped) == len(registered):
             reg, key = dropped[0][1], dropped[0][2]
             self._removed_defs.append((original_node, f"registered as {reg.name} key '{key}'"))
-            self.changes["decorated_functions_removed"] += 1
+            kind = "classes" if isinstance(original_node, cst.ClassDef) else "functions"
+            self.changes[f"decorated_{kind}_removed"] += 1
             return cst.RemoveFromParent()
         gone = {id(d) for d, _, _ in dropped}
         self.changes["decorators_removed"] += len(dropped)
@@ -305,6 +311,8 @@ class PruneRegistries(ShrinkCodemod):
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
         call = updated_node.value
+        if isinstance(call, cst.Call) and self._registration_call_removed(call):
+            return cst.RemoveFromParent()
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
                 and call.func.attr.value == "update" and len(call.args) == 1
                 and isinstance(call.args[0].value, cst.Dict)):
@@ -320,6 +328,20 @@ class PruneRegistries(ShrinkCodemod):
             self._removed_statements += 1
             return cst.RemoveFromParent()
         return updated_node.with_changes(value=call.with_changes(args=[call.args[0].with_changes(value=new)]))
+
+    def _registration_call_removed(self, call: cst.Call) -> bool:
+        """`AttentionBackendRegistry.register("aiter", handle_attention_aiter)`, a statement that registers
+        under a removed key as the registry's decorator would (the callee named as the rule writes it)."""
+        name = get_full_name_for_node(call.func)
+        key = string_value(call.args[0].value) if call.args and call.args[0].keyword is None else None
+        if key is None or not name:
+            return False
+        for reg in self._regs:
+            if reg.kind == "decorator" and reg.decorator == name and key in self._keys[reg.name]:
+                self.changes["registration_calls_removed"] += 1
+                self._removed_statements += 1
+                return True
+        return False
 
     def visit_If(self, node: cst.If) -> None:
         self._if_marks.append(self._removed_statements)

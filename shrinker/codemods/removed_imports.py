@@ -21,7 +21,11 @@ A name bound only by a removed import and still used by remaining code is never 
 NameError: each use becomes a finding "path:line: NAME from removed module MOD is still used", and
 the batch's gate fails on findings. Uses that Python never evaluates stay quiet: inside string
 annotations, annotations under `from __future__ import annotations`, local variable annotations and
-`if TYPE_CHECKING:` blocks (a TYPE_CHECKING import never bound anything at runtime).
+`if TYPE_CHECKING:` blocks (a TYPE_CHECKING import never bound anything at runtime). A parameter or
+return annotation of a `def` with no decorator but staticmethod/classmethod goes instead
+(`qsa_profile: Optional[QSAProfile] = None` -> `qsa_profile=None`): nothing reads it but
+`__annotations__`, and no object of the removed class can reach the call; a decorated def's stays a
+finding (a FastAPI route or pydantic's validate_call reads its annotations).
 """
 
 from __future__ import annotations
@@ -149,6 +153,9 @@ def dead_aliases(stmt: ImportStmt, package: str | None, removed: Removed) -> lis
             out.append(DeadAlias(alias, bound, f"from {base}, which no longer provides {name}"))
     return out
 
+
+# Decorators that never read a function's annotations (the others may: FastAPI, pydantic, dataclass-likes)
+_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
 
 _STATEMENT_LEVEL = (cst.BaseStatement, cst.BaseSuite, cst.BaseSmallStatement, cst.ExceptHandler,
                     cst.ExceptStarHandler, cst.Else, cst.Finally, cst.MatchCase)
@@ -300,6 +307,8 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
         self._enter: set[cst.CSTNode] = set()  # statement-level nodes the edit visit goes into
         self._local_annotations: dict[cst.CSTNode, set[int]] = {}
         self._isinstance: dict[cst.Call, set[int]] = {}  # isinstance calls -> ids of dead class args
+        self._dropped_annotations: set[int] = set()  # ids of def signature annotations naming dead names
+        self._dropped_elements: set[int] = set()  # ids of class-list elements naming dead classes
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
@@ -437,6 +446,10 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
                     continue  # an annotation Python does not evaluate
                 if self._runtime_import(assignment.node) and self._fold_isinstance(node):
                     continue  # isinstance(x, <removed class>): folds (leave_Call)
+                if self._runtime_import(assignment.node) and self._drop_class_list_element(node):
+                    continue  # a class list only isinstance reads: the element goes (leave_List)
+                if access.is_annotation and self._drop_signature_annotation(node):
+                    continue  # `qsa_profile: Optional[QSAProfile] = None`: the annotation goes (leave_Param)
                 if id(node) not in reported:
                     reported.add(id(node))
                     self.report(node, f"{d.bound} {d.source} is still used")
@@ -492,6 +505,92 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
             self._enter.add(statement)
             self._enter.update(self._parents(statement))
         return True
+
+    def _drop_class_list_element(self, node: cst.CSTNode) -> bool:
+        """Record `node` as an element to drop from `types = [A, B, <removed class>]`, a local list bound once
+        and read only as `types.append(C)` and `isinstance(x, tuple(types))` (0.5.23's eagle_worker_v2
+        `graph_supported_backend_types`): no instance of a class whose module is gone can exist, so the
+        isinstance answers the same without it. False when `node` is not such an element."""
+        element = self.get_metadata(ParentNodeProvider, node, None)
+        literal = self.get_metadata(ParentNodeProvider, element, None) if isinstance(element, cst.Element) else None
+        assign = self.get_metadata(ParentNodeProvider, literal, None) if isinstance(literal, cst.List) else None
+        if not (isinstance(assign, cst.Assign) and assign.value is literal and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)):
+            return False
+        name = assign.targets[0].target.value
+        scope = self.get_metadata(ScopeProvider, assign, None)
+        if scope is None or not isinstance(getattr(scope, "node", None), cst.FunctionDef):
+            return False
+        assignments = list(scope.assignments[name])
+        if len(assignments) != 1 or getattr(assignments[0], "node", None) is not assign.targets[0].target:
+            return False
+        if not all(self._appended_or_tested(a.node) for a in assignments[0].references):
+            return False
+        self._dropped_elements.add(id(element))
+        statement = assign
+        while statement is not None and statement not in self._parent:
+            statement = self.get_metadata(ParentNodeProvider, statement, None)
+        if statement is not None:
+            self._enter.add(statement)
+            self._enter.update(self._parents(statement))
+        return True
+
+    def _appended_or_tested(self, read: cst.CSTNode) -> bool:
+        """`read` (the list's name) stands in `read.append(x)` or in `isinstance(y, tuple(read))`."""
+        parent = self.get_metadata(ParentNodeProvider, read, None)
+        if isinstance(parent, cst.Attribute) and parent.value is read and parent.attr.value == "append":
+            call = self.get_metadata(ParentNodeProvider, parent, None)
+            return isinstance(call, cst.Call) and call.func is parent
+        arg = parent if isinstance(parent, cst.Arg) else None
+        to_tuple = self.get_metadata(ParentNodeProvider, arg, None) if arg is not None else None
+        if not (isinstance(to_tuple, cst.Call) and isinstance(to_tuple.func, cst.Name)
+                and to_tuple.func.value == "tuple" and len(to_tuple.args) == 1):
+            return False
+        outer_arg = self.get_metadata(ParentNodeProvider, to_tuple, None)
+        call = self.get_metadata(ParentNodeProvider, outer_arg, None) if isinstance(outer_arg, cst.Arg) else None
+        return (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "isinstance"
+                and len(call.args) == 2 and call.args[1] is outer_arg)
+
+    def _drop_signature_annotation(self, node: cst.CSTNode) -> bool:
+        """Record the parameter or return annotation of a `def` that `node` stands in, to be dropped; False
+        when `node` is in no such annotation. Python evaluates it when the `def` runs, so a removed name
+        there is a NameError; without it the function runs the same (only `__annotations__` lose the
+        entry), where a call site passing such an object cannot exist any more."""
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        while parent is not None and not isinstance(parent, cst.Annotation):
+            if isinstance(parent, (cst.BaseStatement, cst.BaseSmallStatement, cst.Lambda)):
+                return False
+            parent = self.get_metadata(ParentNodeProvider, parent, None)
+        owner = self.get_metadata(ParentNodeProvider, parent, None) if parent is not None else None
+        if not (isinstance(owner, cst.Param) and owner.annotation is parent) and \
+                not (isinstance(owner, cst.FunctionDef) and owner.returns is parent):
+            return False
+        function = owner
+        while function is not None and not isinstance(function, cst.FunctionDef):
+            function = self.get_metadata(ParentNodeProvider, function, None)
+        if function is None or any(get_full_name_for_node(d.decorator) not in _PLAIN_DECORATORS
+                                   for d in function.decorators):
+            return False  # a decorator may read the annotations (a FastAPI route, pydantic's validate_call)
+        self._dropped_annotations.add(id(parent))
+        self._enter.add(function)
+        self._enter.update(self._parents(function))
+        return True
+
+    def leave_Param(self, original_node: cst.Param, updated_node: cst.Param) -> cst.Param:
+        if original_node.annotation is None or id(original_node.annotation) not in self._dropped_annotations:
+            return updated_node
+        self.changes["annotations_naming_removed_names_dropped"] += 1
+        equal = updated_node.equal
+        if updated_node.default is not None:  # `x: T = None` -> `x=None`, as an unannotated default is written
+            equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                    whitespace_after=cst.SimpleWhitespace(""))
+        return updated_node.with_changes(annotation=None, equal=equal)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        if original_node.returns is None or id(original_node.returns) not in self._dropped_annotations:
+            return updated_node
+        self.changes["annotations_naming_removed_names_dropped"] += 1
+        return updated_node.with_changes(returns=None, whitespace_before_colon=cst.SimpleWhitespace(""))
 
     def _shadowed(self, name: str, node: cst.CSTNode) -> bool:
         scope = self.get_metadata(ScopeProvider, node, None)
@@ -607,6 +706,13 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
         return self._drop_records(updated_node)
 
     def leave_List(self, original_node: cst.List, updated_node: cst.List) -> cst.BaseExpression:
+        gone = {i for i, el in enumerate(original_node.elements) if id(el) in self._dropped_elements}
+        if gone:
+            position = {id(el): i for i, el in enumerate(updated_node.elements)}
+            new = drop_from_literal(updated_node, lambda el: position.get(id(el)) in gone)
+            if new is not None:
+                self.changes["class_list_elements_removed"] += len(gone)
+                updated_node = new  # type: ignore[assignment]
         return self._drop_records(updated_node)
 
     def _record_statements(self) -> list[cst.CSTNode]:

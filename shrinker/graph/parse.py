@@ -15,7 +15,7 @@ from shrinker.graph.records import (
     CLASS, FUNCTION, MODULE, DictEntry, DictLiteral, FileFacts, ImportRecord, StringRef, Where)
 
 # Bump when FileFacts' meaning changes: old cache entries are then ignored.
-PARSER_VERSION = "8"
+PARSER_VERSION = "9"
 
 _EMPTY = cst.Module(body=[])
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -191,11 +191,15 @@ class _Walker:
                 self._strings_in(deco, where, loops)
             self.walk(self._block(stmt.body), inner, loops)
         elif isinstance(stmt, cst.ClassDef):
+            # a class registers as a function does (`@register_model_config_parser("mistral") class ...`)
+            keys = [k for d in stmt.decorators for k in self._registry_keys(d)]
             self._line_of(f"class {stmt.name.value}")
             if where.scope == MODULE:
                 self.facts.defined.append(stmt.name.value)
             qual = f"{where.function}.{stmt.name.value}" if where.function else stmt.name.value
-            inner = _with(where, scope=CLASS if where.scope != FUNCTION else FUNCTION, function=qual)
+            self.facts.registry_defs.extend([deco, key, qual] for deco, key in keys)
+            inner = _with(where, scope=CLASS if where.scope != FUNCTION else FUNCTION, function=qual,
+                          registry_keys=[*where.registry_keys, *keys])
             self.walk(self._block(stmt.body), inner, loops)
         elif isinstance(stmt, cst.For):
             values = self._loop_values(stmt)

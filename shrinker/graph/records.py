@@ -80,7 +80,7 @@ class FileFacts:
     dicts: list[DictLiteral] = field(default_factory=list)
     entry_class: list[str] = field(default_factory=list)  # names assigned to module-level EntryClass
     defined: list[str] = field(default_factory=list)  # module-level names (defs, classes, assigns, imports)
-    registry_defs: list[list[str]] = field(default_factory=list)  # [decorator, key, function] of @deco("key") defs
+    registry_defs: list[list[str]] = field(default_factory=list)  # [decorator, key, function or class] of @deco("key") defs
 
     def to_dict(self) -> dict:
         return asdict(self)

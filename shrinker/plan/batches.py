@@ -15,6 +15,7 @@ from shrinker.plan.reach import Reach
 from shrinker.plan.registries import ref_key
 from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.predicates import (device_probe_patterns, held_words, model_type_words, quotes_one_of,
+                                       served_words,
                                        removed_architectures, vocabulary_patterns)
 from shrinker.rules.schema import Rules
 
@@ -75,6 +76,7 @@ def _platform_pattern(rules: Rules) -> re.Pattern:
     words += [re.escape(m).replace(r"\*", r"\w*") for m in [*rules.platform.methods, *rules.platform.classes]]
     words += [re.escape(p) for p in rules.platform.packages]
     words += model_type_words(rules.architectures)  # the served model_type folds too (`hf_config.model_type`)
+    words += served_words(rules.architectures)  # and a local holding a served architecture (`"KimiK3" in arch`)
     words += held_words(rules)  # so does an option holding a removed key (`self.tool_call_parser == "kimi_k3"`)
     vocabulary = vocabulary_patterns(rules.platform.strings.strings, rules.platform.strings.families)
     probes = device_probe_patterns(rules.platform)  # `torch.version.hip`, `torch.xpu.is_available()`

@@ -128,6 +128,9 @@ class PredicateTable:
         # model_type stands (`*.hf_config.model_type`): `hf_config.model_type == "gpt_oss"` is False.
         self.model_types = frozenset(serving.model_types) if serving else frozenset()
         self.model_type_at = tuple(serving.model_type_at) if serving else ()
+        # The architectures the pruned tree serves (rules.architectures.keep): a substring of none of them
+        # is in no served architecture name (`"KimiK3" in arch`).
+        self.kept_architectures = frozenset(serving.keep) if serving else frozenset()
         # Architectures the profile removes: `arch == "Qwen2ForCausalLM"` holds only while serving one,
         # which the pruned tree cannot (its model registry lacks it), so the test is False there.
         self.architectures = frozenset(architectures)
@@ -363,7 +366,8 @@ def never_compare(left: cst.BaseExpression, target: cst.ComparisonTarget, rule_o
     of a predicate that returns None, else None."""
     op, right = target.operator, target.comparator
     if isinstance(op, (cst.Is, cst.IsNot)) and isinstance(right, cst.Name) and right.value == "None":
-        if rule_of(left) == "none":
+        rule = rule_of(left)
+        if rule == "none" or (isinstance(rule, FeatureValue) and rule.none):
             return isinstance(op, cst.Is)
         return None
     rule = rule_of(left)
@@ -449,6 +453,18 @@ def architecture_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
     return None
 
 
+def architecture_substring(fragment: str | None, alternatives: Iterable[str], table: PredicateTable) -> bool:
+    """`fragment in <a served architecture name>` is False: the fragment is part of some architecture the
+    profile removes (`"KimiK3"` of KimiK3ForConditionalGeneration) and of no kept one, nor of the literals
+    the operand may hold instead (`arch = architectures[0] if architectures else ""`). A fragment of no
+    removed architecture (`"DeepseekV41"`, a checkpoint name the config maps to a kept one) decides nothing."""
+    if not fragment or not table.kept_architectures:
+        return False
+    if any(fragment in name for name in (*table.kept_architectures, *alternatives)):
+        return False
+    return any(fragment in name for name in table.architectures)
+
+
 def model_type_place(node: cst.BaseExpression) -> str | None:
     """The dotted place a compare operand reads: `self.hf_config.model_type`, or `getattr(self.hf_config,
     "model_type", None)` read as the same place (the rules' `model_type_at` globs say which places hold the
@@ -464,6 +480,12 @@ def model_type_words(serving: Architectures) -> tuple[str, ...]:
     """The attribute names the served model_type is read by (the last part of each `model_type_at` glob):
     a file naming none of them tests no model_type (the folding codemods' and the plan's pre-filters)."""
     return tuple(sorted({glob.rpartition(".")[2] for glob in serving.model_type_at} if serving.model_types else ()))
+
+
+def served_words(serving: Architectures) -> tuple[str, ...]:
+    """The names the served architectures are read by (the last part of each `served` glob): a file naming
+    none of them holds no local copying one (`arch = architectures[0] ...`, codemods/served_locals)."""
+    return tuple(sorted({glob.rpartition(".")[2] for glob in serving.served}))
 
 
 def model_type_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,

@@ -165,8 +165,8 @@ class FeatureValue(_Strict):
 
     @model_validator(mode="after")
     def _some_value(self) -> "FeatureValue":
-        if not self.never and not self.never_members:
-            raise ValueError(f"features.values {self.name!r}: give never or never_members")
+        if not self.never and not self.never_members and not self.none:
+            raise ValueError(f"features.values {self.name!r}: give never, never_members or none")
         return self
 
     name: str = Field(description="Variable, attribute (`self.fa_impl_ver`) or parameter name.")
@@ -174,6 +174,9 @@ class FeatureValue(_Strict):
     never_members: list[str] = Field(default_factory=list,
                                      description="Enum members it never holds, dotted as code writes them "
                                                  "(`AttentionArch.SSM`): compared by the reference, not a string.")
+    none: bool = Field(False, description="The name holds None wherever kept code reads it (every binding is a "
+                                         "feature predicate's None, `qsa_profile = parse_qsa_profile(cfg)`): "
+                                         "`x is None` is True, `x is not None` False.")
     modules: list[str] = Field(default_factory=list,
                                description="Module patterns where a *parameter* of that name folds too (every "
                                            "caller passing the value is gone); elsewhere parameters stay.")
@@ -216,8 +219,9 @@ class Registry(_Strict):
     kind:
       module_scan: a pkgutil scan over `package`, done by `scanner`, collecting `attribute` (EntryClass);
                    modules whose attribute names a kept architecture stay.
-      decorator:   functions in `module` decorated `@decorator("key")`; imports inside a removed key's
-                   function keep nothing.
+      decorator:   functions or classes in `module` decorated `@decorator("key")` (a class: the config
+                   parsers' `@register_model_config_parser("mistral")`); a removed key's function or
+                   class goes, and imports inside it keep nothing.
       dict:        a dict literal `variable` (or Class.attr) in `module`; imports of names used only as
                    values of removed keys keep nothing.
       choices:     argparse `choices=` lists, and other lists that pick a key of a registry (with

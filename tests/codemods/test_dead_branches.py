@@ -536,6 +536,35 @@ class TestDeadBranches(PlatformCodemodTest):
             findings=[],
         )
 
+    def test_a_false_comprehension_filter_is_a_finding_where_it_survives(self) -> None:
+        self.assertCodemod(
+            """
+            layers = [m for m in modules if is_npu()]
+            """,
+            """
+            layers = [m for m in modules if is_npu()]
+            """,
+            findings=["comprehension filter is always false on CUDA: kept"],
+        )
+
+    def test_a_false_comprehension_filter_after_an_inlined_return_goes_unreported(self) -> None:
+        # 0.5.23 eagle_worker_v2._configure_qsa_mtp_index_share: the early return's test holds, so the
+        # comprehension below it (`if isinstance(module, QSAIndexer)`) never runs
+        self.assertCodemod(
+            """
+            def configure(self):
+                if not is_npu():
+                    return
+                layers = {m.layer_id for m in self.modules() if is_npu()}
+                self.share(layers)
+            """,
+            """
+            def configure(self):
+                return
+            """,
+            findings=[],
+        )
+
     def test_untouched_shapes(self) -> None:
         self.assertUnchanged(
             """

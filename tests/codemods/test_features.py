@@ -157,6 +157,50 @@ class TestDeadFeatureBranches(_FeatureTest):
             """,
         )
 
+    def test_a_name_that_only_holds_none(self) -> None:
+        # 0.5.23 pool_configurator.py / draft_utils.py: qsa_profile comes from parse_qsa_profile, None for
+        # every DeepSeek config (rule features.values none, in the modules the rule names)
+        before = self.make_fixture_data(
+            """
+            def pool(self, hf_config):
+                qsa_profile = parse_qsa_profile(hf_config)
+                if qsa_profile is None:
+                    return None
+                return qsa_profile.kv_heads
+
+            def decode_backend(self, qsa_profile=None):
+                if self.qsa_profile is not None or qsa_profile is not None:
+                    return self._create_qwen_qsa_decode_backend()
+                if self.other is not None:  # no rule: stays
+                    return self.other
+                return self._default()
+            """)
+        after = self.make_fixture_data(
+            """
+            def pool(self, hf_config):
+                qsa_profile = parse_qsa_profile(hf_config)
+                return None
+
+            def decode_backend(self, qsa_profile=None):
+                if self.other is not None:  # no rule: stays
+                    return self.other
+                return self._default()
+            """)
+        from shrinker.rules.schema import Feature, FeatureValue
+
+        rules = load_rules("deepseek")
+        qsa = Feature(name="QSA", reason="test", values=[FeatureValue(
+            name="qsa_profile", none=True, modules=["sglang.srt.speculative.draft_utils"], reason="test")])
+        inputs = CodemodInputs(rules=rules, removed=Removed(),
+                               table=PredicateTable(without_predicates(rules.platform), [*rules.features, qsa]))
+        out, _ = run_transform(RemoveDeadBranches, before, inputs)
+        assert out == before  # another module: the rule does not reach it
+        where = dict(path="sglang/srt/speculative/draft_utils.py", module="sglang.srt.speculative.draft_utils")
+        out, _ = run_transform(RemoveDeadBranches, before, inputs, **where)
+        assert out == after
+        again, second = run_transform(RemoveDeadBranches, out, inputs, **where)
+        assert again == out and not +second.changes
+
     def test_value_rule_parameter_only_in_its_modules(self) -> None:
         code = """
             def flash_attn_with_kvcache(q, ver=3):
@@ -572,7 +616,7 @@ def test_value_rule_needs_a_value(tmp_path) -> None:
     text = open(load_rules("deepseek").source).read()
     bad = tmp_path / "deepseek.toml"
     bad.write_text(text.replace('never_members = ["AttentionArch.SSM"]', "", 1))
-    with pytest.raises(ShrinkError, match="give never or never_members"):
+    with pytest.raises(ShrinkError, match="give never, never_members or none"):
         load_rules(path=bad)
 
 

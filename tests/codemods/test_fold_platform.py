@@ -877,6 +877,108 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             inputs=self.inputs(),
         )
 
+    def test_a_local_holding_the_served_architecture_or_model_type(self) -> None:
+        """0.5.23 chat_encoding.py / template_detection.py / loader.py: a local bound once to an element of the
+        served architectures, or to the served model_type, tests as that place does. A fragment of a removed
+        architecture is in no kept architecture's name, nor in the "" the local holds without one."""
+        from shrinker.codemods.inputs import CodemodInputs, Removed
+        from shrinker.rules.load import load_rules
+
+        removed = frozenset({"Qwen2ForCausalLM", "KimiK3ForConditionalGeneration"})
+        inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed(registry_keys={"models": removed}))
+        self.assertCodemod(
+            """
+            def spec(hf_config):
+                architectures = hf_config.architectures
+                arch = architectures[0] if architectures else ""
+                v4 = "DeepseekV4" in arch
+                kimi = "KimiK3" in arch or ready
+                v41 = "DeepseekV41" in arch  # in no removed architecture: stays
+                first = hf_config.architectures[0]
+                return "Qwen2" not in first and "Qwen2" in hf_config.architectures[-1]
+
+            def loader(model_config, name):
+                model_type = model_config.hf_config.model_type
+                mllama = model_type == "mllama" and "vision_model" in name
+                kind = getattr(model_config.hf_config, "model_type", "")
+                return model_type in ["qwen2_vl", "qwen2_5_vl"] or kind == "deepseek_v3"
+
+            def fallback(hf_config):
+                arch = hf_config.architectures[0] if hf_config.architectures else "KimiK3-lite"
+                return "KimiK3" in arch  # the other arm holds it: stays
+
+            def rebound(hf_config):
+                model_type = hf_config.model_type
+                model_type = "x"  # bound twice: stays
+                return model_type == "mllama"
+
+            def read_first(hf_config):
+                if ready:
+                    print(model_type == "mllama")  # a read before the binding: stays
+                model_type = hf_config.model_type
+
+            def shadowed(hf_config):
+                arch = hf_config.architectures[0]
+
+                def inner(arch):  # its parameter: stays
+                    return "KimiK3" in arch
+                return inner
+            """,
+            """
+            def spec(hf_config):
+                architectures = hf_config.architectures
+                arch = architectures[0] if architectures else ""
+                v4 = "DeepseekV4" in arch
+                kimi = ready
+                v41 = "DeepseekV41" in arch  # in no removed architecture: stays
+                first = hf_config.architectures[0]
+                return False
+
+            def loader(model_config, name):
+                model_type = model_config.hf_config.model_type
+                kind = getattr(model_config.hf_config, "model_type", "")
+                return kind == "deepseek_v3"
+
+            def fallback(hf_config):
+                arch = hf_config.architectures[0] if hf_config.architectures else "KimiK3-lite"
+                return "KimiK3" in arch  # the other arm holds it: stays
+
+            def rebound(hf_config):
+                model_type = hf_config.model_type
+                model_type = "x"  # bound twice: stays
+                return model_type == "mllama"
+
+            def read_first(hf_config):
+                if ready:
+                    print(model_type == "mllama")  # a read before the binding: stays
+                model_type = hf_config.model_type
+
+            def shadowed(hf_config):
+                arch = hf_config.architectures[0]
+
+                def inner(arch):  # its parameter: stays
+                    return "KimiK3" in arch
+                return inner
+            """,
+            inputs=inputs,
+        )
+
+    def test_a_branch_on_a_served_local_goes(self) -> None:
+        # 0.5.23 chat_encoding.resolve_chat_encoding_spec: remove_dead_branches decides the `if` tests
+        from shrinker.codemods.dead_branches import RemoveDeadBranches
+        from shrinker.codemods.inputs import CodemodInputs, Removed
+        from shrinker.rules.load import load_rules
+        from tests.codemods.helpers import run_transform
+
+        removed = frozenset({"KimiK3ForConditionalGeneration"})
+        inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed(registry_keys={"models": removed}))
+        src = ('def spec(hf_config):\n    architectures = hf_config.architectures\n'
+               '    arch = architectures[0] if architectures else ""\n'
+               '    if "KimiK3" in arch:\n        return "kimi_k3"\n    return None\n')
+        code, _ = run_transform(RemoveDeadBranches, src, inputs)
+        assert code == ('def spec(hf_config):\n    architectures = hf_config.architectures\n'
+                        '    arch = architectures[0] if architectures else ""\n    return None\n')
+
     def test_an_option_holding_a_removed_parser(self) -> None:
         """0.5.23 serving_chat.py / chat_encoding.py / detokenizer_manager.py: the picked tool-call or
         reasoning parser (rules' `held_at`) is never one the plan removed from its registry."""

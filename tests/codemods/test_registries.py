@@ -13,6 +13,8 @@ TOOLS = "sglang.srt.function_call.function_call_parser"
 REASON = "sglang.srt.parser.reasoning_parser"
 CONFIGS = "sglang.srt.utils.hf_transformers.common"
 DRAFT = "sglang.srt.speculative.draft_utils"
+PARSERS = "sglang.srt.utils.hf_transformers.config"
+HANDLERS = "sglang.srt.models.deepseek_common.attention_backend_handler"
 
 REGISTRIES = [
     dict(name="attention_backends", kind="decorator", module=ATTN, decorator="register_attention_backend"),
@@ -22,11 +24,15 @@ REGISTRIES = [
     dict(name="model_configs", kind="dict", module=CONFIGS, variable="_CONFIG_REGISTRY", keep_all_others=True),
     dict(name="draft_backends", kind="dict", module=DRAFT, variable="DraftBackendFactory.*.backend_map",
          follows="attention_backends"),
+    dict(name="model_config_parsers", kind="decorator", module=PARSERS, decorator="register_model_config_parser"),
+    dict(name="handlers", kind="decorator", module=HANDLERS, decorator="AttentionBackendRegistry.register",
+         follows="attention_backends"),
 ]
 INPUTS = make_inputs(
     ["sglang.srt.configs.kimi_vl", "sglang.srt.configs.afmoe"],
     keys={"attention_backends": ["aiter", "ascend", "wave"], "quantization": ["awq", "gguf", "mlx_q4", "mlx_q8"],
-          "tool_call_parsers": ["glm", "qwen"], "reasoning_parsers": ["qwen3", "kimi"]},
+          "tool_call_parsers": ["glm", "qwen"], "reasoning_parsers": ["qwen3", "kimi"],
+          "model_config_parsers": ["mistral"]},
     registries=REGISTRIES)
 
 
@@ -74,6 +80,60 @@ class TestPruneRegistries(CodemodTest):
                 return TritonAttnBackend(runner)
             """,
             ATTN,
+        )
+
+    def test_decorator_registry_drops_classes_of_removed_keys(self) -> None:
+        # 0.5.23 utils/hf_transformers/config.py: the config parsers register classes
+        self.check(
+            """
+            @register_model_config_parser("hf")
+            class HfModelConfigParser(ModelConfigParserBase):
+                def parse(self, model):
+                    return AutoConfig.from_pretrained(model)
+
+
+            @register_model_config_parser("mistral")
+            class MistralModelConfigParser(ModelConfigParserBase):
+                def parse(self, model):
+                    return load_mistral_config(model)
+
+
+            class Unregistered:  # no registration: stays
+                pass
+            """,
+            """
+            @register_model_config_parser("hf")
+            class HfModelConfigParser(ModelConfigParserBase):
+                def parse(self, model):
+                    return AutoConfig.from_pretrained(model)
+
+
+            class Unregistered:  # no registration: stays
+                pass
+            """,
+            PARSERS,
+        )
+
+    def test_registration_calls_of_removed_keys(self) -> None:
+        # 0.5.23 deepseek_common/attention_backend_handler.py: handlers registered by call, keyed by the
+        # attention backends (the rule follows that registry)
+        self.check(
+            """
+            AttentionBackendRegistry.register("ascend", handle_attention_ascend)
+            AttentionBackendRegistry.register("flashinfer", handle_attention_flashinfer)
+            AttentionBackendRegistry.register(
+                "aiter",  # AMD
+                handle_attention_aiter,
+            )
+            OtherRegistry.register("aiter", other)  # another callee: stays
+            AttentionBackendRegistry.register(name, handle)  # no literal key: stays
+            """,
+            """
+            AttentionBackendRegistry.register("flashinfer", handle_attention_flashinfer)
+            OtherRegistry.register("aiter", other)  # another callee: stays
+            AttentionBackendRegistry.register(name, handle)  # no literal key: stays
+            """,
+            HANDLERS,
         )
 
     def test_module_dict_update_calls_and_emptied_ifs(self) -> None:

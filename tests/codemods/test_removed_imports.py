@@ -231,6 +231,71 @@ class TestRemoveDeadImports(CodemodTest):
             inputs=inputs,
         )
 
+    def test_a_signature_annotation_naming_a_removed_name_goes(self) -> None:
+        # 0.5.23 speculative/draft_utils.py (no `from __future__ import annotations`):
+        # `qsa_profile: Optional[QSAProfile] = None` would raise NameError when the def runs
+        self.check(
+            """
+            from typing import Optional
+
+            from sglang.srt.hardware_backend.npu.config import NPUProfile
+
+
+            class Factory:
+                def __init__(self, runner, profile: Optional[NPUProfile] = None, topk: int = 1):
+                    self.profile = profile
+
+                def make(self, x) -> NPUProfile:
+                    return x
+
+                def keep(self, y: int) -> int:
+                    return y
+            """,
+            """
+            from typing import Optional
+
+
+            class Factory:
+                def __init__(self, runner, profile=None, topk: int = 1):
+                    self.profile = profile
+
+                def make(self, x):
+                    return x
+
+                def keep(self, y: int) -> int:
+                    return y
+            """,
+        )
+
+    def test_a_class_list_only_isinstance_reads_loses_a_removed_class(self) -> None:
+        # 0.5.23 speculative/eagle_worker_v2.py: graph_supported_backend_types
+        self.check(
+            """
+            from sglang.srt.hardware_backend.npu.backend import NPUBackend
+
+
+            def supported(self):
+                types = [
+                    TritonBackend,
+                    NPUBackend,
+                ]
+                if cuda:
+                    types.append(FlashBackend)
+                return isinstance(self.backend, tuple(types))
+            """,
+            """
+
+
+            def supported(self):
+                types = [
+                    TritonBackend,
+                ]
+                if cuda:
+                    types.append(FlashBackend)
+                return isinstance(self.backend, tuple(types))
+            """,
+        )
+
     def test_untouched_file_is_byte_identical(self) -> None:
         code = "import os  # c\nfrom sglang.srt.utils import is_hip\n\n\ndef f():\n    return os\n"
         out, transform = run(RemoveImportsOfRemovedModules, code, INPUTS, dedent=False)
@@ -290,9 +355,11 @@ def test_type_checking_names_used_at_runtime_are_findings_annotations_are_not() 
 
 
 def test_evaluated_annotation_is_a_finding_unless_future_annotations() -> None:
+    # a decorated def: the decorator may read its annotations (an undecorated one's go, test above)
     code = """\
         from sglang.srt.multimodal.mm_utils import MMItem
 
+        @router.post("/items")
         def f(item: MMItem) -> None:
             pass
         """
@@ -443,6 +510,7 @@ def test_nested_function_parameter_annotation_is_evaluated_local_annotation_is_n
         def outer():
             item: MMItem = None
 
+            @register
             def inner(x: MMItem):
                 return x
             return inner
@@ -453,8 +521,22 @@ def test_nested_function_parameter_annotation_is_evaluated_local_annotation_is_n
     out, transform = run(RemoveImportsOfRemovedModules, code, INPUTS)
     assert [f.split(": ", 1)[1] for f in transform.findings] == [
         "MMItem from removed module sglang.srt.multimodal.mm_utils is still used"]
-    assert transform.findings[0].startswith("pkg/mod.py:6:")
+    assert transform.findings[0].startswith("pkg/mod.py:7:")
     assert '__all__ += []' in out and '__all__ = ["outer"]' in out
+
+
+def test_a_class_list_read_otherwise_keeps_the_finding() -> None:
+    code = """\
+        from sglang.srt.multimodal.mm_utils import MMItem
+
+        def f(x):
+            types = [int, MMItem]
+            log(types)
+            return isinstance(x, tuple(types))
+        """
+    _, transform = run(RemoveImportsOfRemovedModules, code, INPUTS)
+    assert [f.split(": ", 1)[1] for f in transform.findings] == [
+        "MMItem from removed module sglang.srt.multimodal.mm_utils is still used"]
 
 
 def test_wants_is_a_cheap_word_test() -> None:

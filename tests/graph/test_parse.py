@@ -52,6 +52,16 @@ def test_decorator_registry_keys_reach_the_imports_inside():
     assert f.registry_defs == [["register_backend", "aiter", "make"]]
 
 
+def test_a_decorated_class_registers_as_a_function_does():
+    # 0.5.23's utils/hf_transformers/config.py: `@register_model_config_parser("mistral") class ...`
+    src = ('@register_model_config_parser("mistral")\nclass MistralParser(Base):\n'
+           '    def parse(self, model):\n        from pkg.mistral import load\n        return load(model)\n'
+           'class Plain:\n    pass\n')
+    f = facts(src)
+    assert f.registry_defs == [["register_model_config_parser", "mistral", "MistralParser"]]
+    assert f.imports[0].where.registry_keys == [["register_model_config_parser", "mistral"]]
+
+
 def test_a_decorator_registers_under_each_leading_string():
     # 0.5.23's arg_groups/model_overrides: one function serves several architectures
     src = ('@_register_for("DeepseekV3ForCausalLM", "HYV4ForCausalLM", flag=True)\n'
