@@ -498,13 +498,17 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
                 and _plain_reference(call.args[0].value) and not self._shadowed("isinstance", call)):
             return False
         self._isinstance.setdefault(call, set()).add(id(node))
-        statement = call
+        self._enter_statement_of(call)
+        return True
+
+    def _enter_statement_of(self, node: cst.CSTNode) -> None:
+        """Make the edit visit go into the statement holding `node`."""
+        statement = node
         while statement is not None and statement not in self._parent:
             statement = self.get_metadata(ParentNodeProvider, statement, None)
         if statement is not None:
             self._enter.add(statement)
             self._enter.update(self._parents(statement))
-        return True
 
     def _drop_class_list_element(self, node: cst.CSTNode) -> bool:
         """Record `node` as an element to drop from `types = [A, B, <removed class>]`, a local list bound once
@@ -527,12 +531,7 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
         if not all(self._appended_or_tested(a.node) for a in assignments[0].references):
             return False
         self._dropped_elements.add(id(element))
-        statement = assign
-        while statement is not None and statement not in self._parent:
-            statement = self.get_metadata(ParentNodeProvider, statement, None)
-        if statement is not None:
-            self._enter.add(statement)
-            self._enter.update(self._parents(statement))
+        self._enter_statement_of(assign)
         return True
 
     def _appended_or_tested(self, read: cst.CSTNode) -> bool:
@@ -572,8 +571,7 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
                                    for d in function.decorators):
             return False  # a decorator may read the annotations (a FastAPI route, pydantic's validate_call)
         self._dropped_annotations.add(id(parent))
-        self._enter.add(function)
-        self._enter.update(self._parents(function))
+        self._enter_statement_of(function)
         return True
 
     def leave_Param(self, original_node: cst.Param, updated_node: cst.Param) -> cst.Param:
