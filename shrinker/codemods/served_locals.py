@@ -26,7 +26,7 @@ import libcst as cst
 
 from shrinker.codemods.bindings import BindingCounts
 from shrinker.codemods.local_constants import PerFunction, scope_bindings, undominated
-from shrinker.rules.predicates import PredicateTable, dotted_name, model_type_place
+from shrinker.rules.predicates import PredicateTable, dotted_name, literal, model_type_place
 
 if TYPE_CHECKING:
     from shrinker.codemods.fold_platform import Folder
@@ -52,13 +52,6 @@ def architecture_element(node: cst.BaseExpression, table: PredicateTable) -> boo
     return name is not None and any(fnmatchcase(name, glob) for glob in table.served)
 
 
-def _literal(node: cst.BaseExpression) -> Optional[str]:
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
-
-
 def served_value(value: cst.BaseExpression, table: PredicateTable) -> Optional[ServedLocal]:
     """What a binding's value makes its local hold, or None."""
     place = model_type_place(value)
@@ -68,7 +61,7 @@ def served_value(value: cst.BaseExpression, table: PredicateTable) -> Optional[S
         return ServedLocal()
     if isinstance(value, cst.IfExp):
         arms = (value.body, value.orelse)
-        literals = [_literal(arm) for arm in arms]
+        literals = [value if isinstance(value := literal(arm), str) else None for arm in arms]
         elements = [architecture_element(arm, table) for arm in arms]
         if any(elements) and all(e or lit is not None for e, lit in zip(elements, literals)):
             return ServedLocal(alternatives=tuple(lit for lit in literals if lit is not None))

@@ -221,7 +221,10 @@ class Registry(_Strict):
                    modules whose attribute names a kept architecture stay.
       decorator:   functions or classes in `module` decorated `@decorator("key")` (a class: the config
                    parsers' `@register_model_config_parser("mistral")`); a removed key's function or
-                   class goes, and imports inside it keep nothing.
+                   class goes, and imports inside it keep nothing. A module-level call that registers the
+                   same way (`AttentionBackendRegistry.register("aiter", handler)`, `decorator` naming the
+                   callee as written) goes too; the plan reads only decorations, so such a registry
+                   `follows` another one for its keys.
       dict:        a dict literal `variable` (or Class.attr) in `module`; imports of names used only as
                    values of removed keys keep nothing.
       choices:     argparse `choices=` lists, and other lists that pick a key of a registry (with
