@@ -9,8 +9,10 @@ each having passed its own gate).
 
 After a pass's symbol removal, modules the plan's reachability (same rules: roots, registries, strings,
 rules' pins) no longer reaches from the roots go too, in the same pass: a removed function was often
-their last importer. Their kept importers (a TYPE_CHECKING or try/except import, a guarded one) get
-`remove_dead_imports` + `remove_unused_names`, as in the file batches. The import graph is the one the
+their last importer. So do modules only an inventory record still names (`register_kernel(KernelSpec(
+target="m:f"))` of an op whose last lookup the pass removed: 0.5.23's `qwen38_qsa_sm121_varlen`), as in
+the file batches. Their kept importers (a TYPE_CHECKING or try/except import, a guarded one, the module
+holding such a record) get `prune_records` + `remove_dead_imports` + `remove_unused_names`. The import graph is the one the
 gate builds anyway (cached by content), so this costs the reachability pass only (~0.5 s).
 """
 
@@ -49,8 +51,14 @@ def planned_symbol_rules(batch: dict, rules) -> SymbolRules:
     return load_symbol_rules(path=path)
 
 
-def unreachable_modules(tree: Path, rules, jobs: int) -> list[str]:
-    """Tree paths of .py modules the plan's reachability, run on `tree`, finds unreachable from the roots."""
+# What the plan's decisions call a module no kept code reaches: no edge at all, or only an inventory
+# record whose key nobody looks up (the record goes with it, prune_records).
+_UNREACHED = ("unreachable", "inventory")
+
+
+def unreachable_modules(tree: Path, rules, jobs: int) -> tuple[list[str], dict[str, frozenset[str]]]:
+    """Tree paths of .py modules the plan's reachability, run on `tree`, finds unreachable from the roots
+    (with the data files of a package that goes whole), and the registry keys it removes (the inventory records of those keys go with their modules)."""
     from shrinker.graph.build import build_graph
     from shrinker.plan.decide import decide
     from shrinker.plan.reach import compute_reach
@@ -58,7 +66,11 @@ def unreachable_modules(tree: Path, rules, jobs: int) -> list[str]:
     graph = build_graph(tree, jobs=jobs)
     reach = compute_reach(graph, rules, strict=False)  # lenient: a rule's target may be gone by now
     decisions, _ = decide(graph, reach, rules)
-    return sorted(d.path for d in decisions if not d.keep and d.code == "unreachable" and d.path.endswith(".py"))
+    paths = {d.path for d in decisions if not d.keep and d.code in _UNREACHED and d.path.endswith(".py")}
+    # a package that goes whole takes its data files (0.5.23's qwen38_qsa_sm121/README.md)
+    packages = tuple(p.removesuffix("__init__.py") for p in paths if p.endswith("/__init__.py"))
+    paths |= {d.path for d in decisions if not d.keep and d.path.startswith(packages)} if packages else set()
+    return sorted(paths), {k: frozenset(v) for k, v in reach.registries.removed_keys.items()}
 
 
 @dataclass
@@ -77,7 +89,8 @@ def delete_unreachable(tree: Path, rules, jobs: int) -> ModuleCut:
     from shrinker.graph.build import build_graph
     from shrinker.graph.sources import tree_source_reader
 
-    cut = ModuleCut(deleted=unreachable_modules(tree, rules, jobs))
+    deleted, removed_keys = unreachable_modules(tree, rules, jobs)
+    cut = ModuleCut(deleted=deleted)
     if not cut.deleted:
         return cut
     before = build_graph(tree, jobs=jobs)
@@ -87,14 +100,14 @@ def delete_unreachable(tree: Path, rules, jobs: int) -> ModuleCut:
     for rel in cut.deleted:
         cut.lines += count_lines((tree / rel).read_text(errors="replace"))
         (tree / rel).unlink()
-    removed = Removed(modules=frozenset(gone))
+    removed = Removed(modules=frozenset(gone), registry_keys=removed_keys)
     after = build_graph(tree, jobs=jobs)
     facts = list(after.facts.values())
     removed.names = lost_names_from_facts(facts, removed)
     removed.imported = imported_names_from_facts(facts, removed, tree_source_reader(tree, after.module_path))
     items = [FileItem(path=str(tree / p), module=module_of(p)) for p in importers if (tree / p).exists()]
     results = transform_files(items, CodemodInputs(rules=rules, removed=removed),
-                              ["remove_dead_imports", "remove_unused_names"], jobs=jobs,
+                              ["prune_records", "remove_dead_imports", "remove_unused_names"], jobs=jobs,
                               description="importers of unreachable modules")
     for res in results:
         if res.status == "failure":
