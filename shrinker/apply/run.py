@@ -85,7 +85,8 @@ def _removed_through(plan: dict, number: int, tree: Path, class_globs: list[str]
     modules = {module_of(p) for b in plan["batches"][:number] for p in b["delete"]}
     modules.discard("")
     keys = {k: frozenset(v) for k, v in plan.get("removed_registry_keys", {}).items()}
-    removed = Removed(modules=frozenset(modules), registry_keys=keys)
+    removed = Removed(modules=frozenset(modules), registry_keys=keys,
+                      reexports=plan.get("reexports_of_removed", {}))
     graph = build_graph(tree)  # cached: only files edited so far re-parse
     facts = list(graph.facts.values())
     # the batch's class codemods drop these classes (batch_class_globs); their importers follow

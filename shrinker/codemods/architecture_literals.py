@@ -7,16 +7,21 @@ architectures`). Shapes (0.5.23's arg_groups/overrides.py, arg_groups/model_over
     which folds the whole test (rules/predicates.architecture_compare);
   - named: a module-level collection bound once, `_ARCHS = frozenset({"KimiLinearForCausalLM", ...})` (a
     list, tuple or set literal, or frozenset/set/tuple/list of one), that no other kept module imports and
-    that its module reads only as the right side of `in` / `not in`. One left with nothing becomes the empty
-    form of its kind (`frozenset()`, `[]`, `()`, `set()`).
+    that its module reads only by key: the right side of `in` / `not in`, an operand of `&`
+    (`architectures & _RSV_ARCHITECTURES`, 0.5.23's boundary_reduction). One left with nothing becomes the
+    empty form of its kind (`frozenset()`, `[]`, `()`, `set()`). So does a dict keyed by architecture that is
+    also used by `.get(...)` or subscripted by a variable key (moe_model_registry's
+    `_DEEPEP_V2_MODELS.get(architectures[0])`, and `_DEEPEP_V2_MODELS[architecture] = ...` in its register
+    function), when every entry that goes holds a value that runs no code (names, literals, calls the rules
+    call pure); `{}` when none is left. A literal key (`del C["X"]`) keeps the collection whole.
   - the architectures a registration decorator names (`decorator` of a `package_exports` registry:
     `@_register_for("DeepseekV3ForCausalLM", "HYV4ForCausalLM")` keeps `"DeepseekV3ForCausalLM"`): registering
     for an architecture nobody can serve registers nothing that runs; one naming only removed ones stays
     (its module goes with the registry's removed keys).
-Why this is exact: `x in C` changes only when `x` is a removed architecture, and the pruned tree serves none
+Why this is exact: `x in C` (`C & x`, `C.get(x)`, `C[x]`) changes only when `x` is a removed architecture, and the pruned tree serves none
 (its model registry lacks them): the premise architecture_compare folds on. Anything else a collection holds
 (kept architectures, other strings, names) stays; a collection read any other way (iterated, passed on,
-imported) is left whole.
+subscripted, imported) is left whole.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import libcst as cst
 
 from shrinker.codemods.base import ShrinkCodemod
 from shrinker.codemods.elements import drop_from_literal
+from shrinker.codemods.fold_platform import Folder
 from shrinker.codemods.registries import string_value
 from shrinker.codemods.removed_imports import module_and_package
 from shrinker.rules.predicates import quotes_one_of
@@ -59,19 +65,39 @@ def _empty(value: cst.BaseExpression) -> cst.BaseExpression:
 
 
 class _Reads(cst.CSTVisitor):
-    """Per name: how often it occurs as a Name node, how often it is bound, and how often it is read as
-    the right side of `in` / `not in`."""
+    """Per name: how often it occurs as a Name node, and how often it is used by key: the right side of
+    `in` / `not in`, an operand of `&`, the object of a `.get(...)` call, subscripted by a key that is no
+    string literal (read, written or deleted)."""
 
     def __init__(self) -> None:
         self.names: dict[str, int] = {}
-        self.membership: dict[str, int] = {}
+        self.by_key: dict[str, int] = {}
+
+    def _read(self, node: cst.BaseExpression) -> None:
+        if isinstance(node, cst.Name):
+            self.by_key[node.value] = self.by_key.get(node.value, 0) + 1
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names[node.value] = self.names.get(node.value, 0) + 1
 
     def visit_ComparisonTarget(self, node: cst.ComparisonTarget) -> None:
-        if isinstance(node.operator, (cst.In, cst.NotIn)) and isinstance(node.comparator, cst.Name):
-            self.membership[node.comparator.value] = self.membership.get(node.comparator.value, 0) + 1
+        if isinstance(node.operator, (cst.In, cst.NotIn)):
+            self._read(node.comparator)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.BitAnd):
+            self._read(node.left)
+            self._read(node.right)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "get":
+            self._read(node.func.value)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        # `C[arch]`, read or written: the key is whatever the code holds; a literal key (`del C["X"]`) is not
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and string_value(
+                node.slice[0].slice.value) is None:
+            self._read(node.value)
 
 
 class PruneArchitectureLiterals(ShrinkCodemod):
@@ -97,10 +123,12 @@ class PruneArchitectureLiterals(ShrinkCodemod):
         self._named: set[str] = set()
         for stmt in tree.body:
             name = self._collection_name(stmt)
-            # bound once here (one Name node is the target), every other occurrence an `in` test, nobody imports it
+            # bound once here (one Name node is the target), every other occurrence a read by key, nobody
+            # imports it
             if (name is not None and imported is not None and "*" not in imported and name not in imported
-                    and reads.names.get(name, 0) == 1 + reads.membership.get(name, 0)):
+                    and reads.names.get(name, 0) == 1 + reads.by_key.get(name, 0)):
                 self._named.add(name)
+        self._folder = Folder(self.inputs)
         return tree.visit(self)
 
     @staticmethod
@@ -114,14 +142,28 @@ class PruneArchitectureLiterals(ShrinkCodemod):
             target, value = small.target, small.value
         else:
             return None
-        if isinstance(target, cst.Name) and _literal(value) is not None:
+        if isinstance(target, cst.Name) and (_literal(value) is not None or isinstance(value, cst.Dict)):
             return target.value
         return None
 
     def _removed_element(self, element: cst.CSTNode) -> bool:
         return string_value(getattr(element, "value", None)) in self._removed
 
+    def _removed_entry(self, element: cst.CSTNode) -> bool:
+        return isinstance(element, cst.DictElement) and string_value(element.key) in self._removed
+
+    def _pruned_dict(self, value: cst.Dict) -> Optional[cst.BaseExpression]:
+        gone = [e for e in value.elements if self._removed_entry(e)]
+        if not gone or not all(self._folder.pure(e.value) for e in gone):
+            return None
+        new = cst.Dict([]) if len(gone) == len(value.elements) else drop_from_literal(value, self._removed_entry)
+        if new is not None:
+            self.count("architectures_removed", len(gone))
+        return new
+
     def _pruned(self, value: cst.BaseExpression, allow_empty: bool) -> Optional[cst.BaseExpression]:
+        if isinstance(value, cst.Dict):
+            return self._pruned_dict(value) if allow_empty else None
         literal = _literal(value)
         if literal is None:
             return None

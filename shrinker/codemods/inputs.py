@@ -22,6 +22,15 @@ class Removed:
     imported: dict[str, frozenset[str]] | None = None  # module → names kept modules take ("*": all)
     # module → {name: module its top-level `from X import name` takes it from} (graph/reexports.py)
     origins: dict[str, dict[str, str]] | None = None
+    # removed module → {name it re-exports: the module defining it}: the plan's reexports_of_removed, for
+    # which a kept `from <removed> import name` is redirected instead of dropped
+    reexports: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def redirect(self, base: str, names: list[str]) -> str | None:
+        """The module a `from base import names` of a removed `base` is redirected to: the one module that
+        defines all of `names` (the plan's reexports_of_removed), else None."""
+        origins = {self.reexports.get(base, {}).get(n) for n in names}
+        return origins.pop() if len(origins) == 1 and None not in origins and names else None
 
     def module_removed(self, dotted: str) -> bool:
         """True when `dotted` or a package above it is removed (`a.b` removed => `a.b.c` removed)."""

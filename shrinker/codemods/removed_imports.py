@@ -92,6 +92,8 @@ def lost_names_from_facts(facts: Iterable, removed: Removed,
                 for name in rec.names:
                     if name == "*" or name not in defined or name in lost.get(f.module, ()):
                         continue
+                    if name in removed.reexports.get(rec.target, ()):
+                        continue  # the import is redirected to the module defining it
                     if removed.module_removed(rec.target) or removed.module_removed(f"{rec.target}.{name}") \
                             or name in lost.get(rec.target, ()):
                         lost.setdefault(f.module, set()).add(name)
@@ -286,6 +288,27 @@ def _words(modules: frozenset[str], names: frozenset[str]) -> frozenset[str]:
     return frozenset({m.rpartition(".")[2] for m in modules} | names)
 
 
+class _RedirectReexports(cst.CSTTransformer):
+    """`from <removed> import name` of names the removed module only re-exported (the plan's
+    reexports_of_removed) imports them from the module that defines them: the same objects."""
+
+    def __init__(self, package: str | None, removed: Removed) -> None:
+        super().__init__()
+        self._package, self._removed, self.count = package, removed, 0
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
+        if isinstance(updated_node.names, cst.ImportStar) or (updated_node.relative and self._package is None):
+            return updated_node
+        base = get_absolute_module_from_package_for_import(self._package, updated_node)
+        if not base or base not in self._removed.reexports:
+            return updated_node
+        origin = self._removed.redirect(base, [a.evaluated_name for a in updated_node.names])
+        if origin is None:
+            return updated_node
+        self.count += 1
+        return updated_node.with_changes(module=cst.parse_expression(origin), relative=[])
+
+
 class RemoveImportsOfRemovedModules(ShrinkCodemod):
     """Remove imports of removed modules; fold `try/except ImportError` around them; report uses.
 
@@ -318,6 +341,10 @@ class RemoveImportsOfRemovedModules(ShrinkCodemod):
     # -- entry: skip files without dead imports before any metadata is computed
     def transform_module(self, tree: cst.Module) -> cst.Module:
         _, package = module_and_package(self.context)
+        if self.inputs.removed.reexports:
+            redirect = _RedirectReexports(package, self.inputs.removed)
+            tree = tree.visit(redirect)
+            self.changes["imports_redirected"] += redirect.count
         self._parent = statement_parents(tree)
         if (not find_dead_imports(tree, package, self.inputs.removed, self._parent)
                 and not self._record_statements()):

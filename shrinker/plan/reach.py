@@ -55,6 +55,9 @@ class Reach:
     parent: dict[str, tuple[str, int]] = field(default_factory=dict)  # module → (importer, line)
     cut_by_rule: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # module → (code, reason, category)
     cuts: list[tuple[str, str, int, str]] = field(default_factory=list)  # (kept importer, removed, line, why)
+    # removed module -> {name it re-exports to a kept importer: the module that defines it} (the importer's
+    # `from removed import name` is rewritten to import from there: remove_dead_imports)
+    reexports: dict[str, dict[str, str]] = field(default_factory=dict)
     dead_edges: dict[tuple[str, str], DeadReason] = field(default_factory=dict)
     registries: RegistryView = field(default_factory=RegistryView)
     rule_problems: list[str] = field(default_factory=list)  # lenient runs only (regen)
@@ -63,6 +66,32 @@ class Reach:
     rule_moves: list[RuleMove] = field(default_factory=list)  # other rule names that followed a move
     rules: Rules | None = None  # the rules the plan used (with rule_moves followed), set by plan.run.analyse
     kernels: object = None  # the kernel manifest (plan.kernels.KernelManifest), set by plan.run.analyse
+
+
+def _reexported(g: ImportGraph, module: str, target: str, records: list[dict], reach: Reach, *judged
+                ) -> dict[str, str] | None:
+    """{name: defining module} when every live record of `module`'s imports of the removed `target` is a
+    `from target import names` of names `target` only re-exports (bound once at its top level, by an
+    unguarded `from X import name`: 0.5.23's models/dbrx re-exporting ReplicatedLinear to deepseek_v4) from
+    modules no rule removes; else None (the import is cut)."""
+    facts = g.facts.get(target)
+    origins = {name: rec.target for rec in (facts.imports if facts else ()) if rec.is_from
+               and rec.where.scope == MODULE and not (rec.where.guards or rec.where.try_import
+                                                      or rec.where.type_checking)
+               for name in rec.names if facts.defined.count(name) == 1}  # bound by that import alone
+    found: dict[str, str] = {}
+    for record in records:
+        if record_dead(record, module, *judged) is not None:
+            continue
+        if record["kind"] != FROM or record.get("target") != target or not record["names"]:
+            return None
+        for name in record["names"]:
+            origin = origins.get(name)
+            if origin is None or origin not in g.module_path or origin in reach.cut_by_rule \
+                    or _cut_package(origin, reach) is not None:
+                return None
+            found[name] = origin
+    return found or None
 
 
 def _cached_names(rules: Rules, field: str) -> MethodNames:
@@ -318,7 +347,14 @@ def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True,
                 kind, why, category = reach.cut_by_rule[inside]
                 reach.cut_by_rule[target] = (kind, f"inside {inside}, which {why}", category)
             if target in reach.cut_by_rule:
-                reach.cuts.append((module, target, live["line"], reach.cut_by_rule[target][1]))
+                origins = _reexported(g, module, target, data["imports"], reach, view, table, rules, features, archs)
+                if origins is None:
+                    reach.cuts.append((module, target, live["line"], reach.cut_by_rule[target][1]))
+                    continue
+                for name, origin in sorted(origins.items()):
+                    reach.reexports.setdefault(target, {})[name] = origin
+                    keep(origin, "imported", f"imported by {module}:{live['line']} through the re-export of removed "
+                                             f"{target} (the import is redirected)", (module, live["line"]))
                 continue
             if live["kind"] == "implicit_parent":
                 keep(target, "imported", f"parent package of {module}", (module, 0))

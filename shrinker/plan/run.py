@@ -76,6 +76,8 @@ def plan_extra(reach: Reach, root: Path | None = None, rules: Rules | None = Non
         "cuts": [{"importer": u, "removed": v, "line": line, "why": why}
                  for u, v, line, why in sorted(reach.cuts)],
     }
+    if reach.reexports:  # imports of a removed module's re-exports, redirected to the defining module
+        extra["reexports_of_removed"] = {m: dict(sorted(names.items())) for m, names in sorted(reach.reexports.items())}
     if reach.rule_warnings:
         extra["rule_warnings"] = list(reach.rule_warnings)
     if parameters:

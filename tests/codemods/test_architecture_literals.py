@@ -169,3 +169,62 @@ def test_in_its_batch_a_test_of_removed_architectures_only_goes_with_its_branch(
             model_arch = (getattr(hf_config, "architectures", None) or [None])[0]
             return {}
         """)
+
+
+def test_collections_read_by_intersection_or_get_lose_removed_architectures() -> None:
+    # 0.5.23's arg_groups/boundary_reduction.py, parser/python_chat_template.py, configs/moe_model_registry.py
+    code = """\
+        _RSV_ARCHITECTURES = {
+            "HYV4ForCausalLM",
+            "Qwen3NextForCausalLM",
+        }
+        _TEMPLATES_BY_ARCH = {
+            "Qwen3NextForCausalLM": QWEN,  # the Qwen template
+            "DeepseekV3ForCausalLM": DSV3,
+        }
+        _POLICIES: dict[str, Policy] = {
+            "DeepseekV3ForCausalLM": Policy(),
+            "KimiLinearForCausalLM": Policy(),
+        }
+        _ONLY_REMOVED = {"HYV4ForCausalLM": HY}
+        _DEEPEP_V2_MODELS = {
+            "DeepseekV3ForCausalLM": _DeepEPv2ModelPolicy(),
+            "Qwen3NextForCausalLM": _DeepEPv2ModelPolicy(),
+        }
+
+
+        def register(architecture):
+            _ONLY_REMOVED[architecture] = Policy()
+
+
+        def apply_overrides(config, architectures):
+            if architectures & _RSV_ARCHITECTURES:
+                return "rsv"
+            return _TEMPLATES_BY_ARCH.get(architectures[0]), _POLICIES.get(architectures[0]), _ONLY_REMOVED[1], _DEEPEP_V2_MODELS.get(a)
+        """
+    once = assert_idempotent(PruneArchitectureLiterals, code, inputs(), module=MODULE)
+    assert once.startswith("_RSV_ARCHITECTURES = set()\n_TEMPLATES_BY_ARCH = {\n"
+                           '    "DeepseekV3ForCausalLM": DSV3,\n}\n')
+    # `Policy()` may run code: its entry stays
+    assert '"KimiLinearForCausalLM": Policy(),' in once
+    assert "_ONLY_REMOVED = {}\n" in once
+    # the rules call this record pure (rules/deepseek.toml, pure_methods)
+    assert '_DEEPEP_V2_MODELS = {\n    "DeepseekV3ForCausalLM": _DeepEPv2ModelPolicy(),\n}\n' in once
+
+
+def test_collections_used_by_a_literal_key_or_other_methods_stay_whole() -> None:
+    code = """\
+        _BY_ARCH = {"Qwen3NextForCausalLM": QWEN, "DeepseekV3ForCausalLM": DSV3}
+        _POPPED = {"Qwen3NextForCausalLM": QWEN}
+        _UNITED = {"Qwen3NextForCausalLM", "DeepseekV3ForCausalLM"}
+
+
+        def pick(arch):
+            _POPPED.pop(arch)
+            del _BY_ARCH["Qwen3NextForCausalLM"]
+            return _BY_ARCH[arch], _UNITED | {arch}
+        """
+    out, _ = run(PruneArchitectureLiterals, code, inputs(), module=MODULE)
+    import textwrap
+
+    assert out == textwrap.dedent(code)

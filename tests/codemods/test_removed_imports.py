@@ -615,3 +615,31 @@ class TestRecordsNamingRemovedModules(CodemodTest):
             )
             """
         self.assertCodemod(before, before, INPUTS, context_override=context("sglang.srt.managers.rust_server"))
+
+
+def test_an_import_of_a_removed_modules_reexport_is_redirected_to_its_definition() -> None:
+    # 0.5.23's models/deepseek_v4: `from sglang.srt.models.dbrx import ReplicatedLinear`, which dbrx only
+    # re-exports from layers.linear (the plan's reexports_of_removed)
+    inputs = make_inputs(["sglang.srt.models.dbrx", NPU])
+    inputs.removed.reexports = {"sglang.srt.models.dbrx": {"ReplicatedLinear": "sglang.srt.layers.linear",
+                                                           "RowParallelLinear": "sglang.srt.layers.linear"},
+                                NPU: {"npu_op": "sglang.srt.hardware_backend.npu.ops"}}
+    code = """\
+        from sglang.srt.models.dbrx import ReplicatedLinear  # the one linear V4 needs
+        from .dbrx import ReplicatedLinear as RL, RowParallelLinear
+        from sglang.srt.models.dbrx import DbrxModel, ReplicatedLinear as Linear2
+
+
+        def make():
+            return ReplicatedLinear, RL, RowParallelLinear, Linear2
+        """
+    out, transform = run(RemoveImportsOfRemovedModules, code, inputs, module="sglang.srt.models.deepseek_v4")
+    assert out.splitlines()[:2] == [
+        "from sglang.srt.layers.linear import ReplicatedLinear  # the one linear V4 needs",
+        "from sglang.srt.layers.linear import ReplicatedLinear as RL, RowParallelLinear"]
+    # a name the removed module defines itself keeps the whole import on the removal path
+    assert "DbrxModel" not in out and transform.findings == [
+        "sglang/srt/models/deepseek_v4.py:7: Linear2 from removed module sglang.srt.models.dbrx is still used"]
+    assert transform.changes["imports_redirected"] == 2
+    assert assert_idempotent(RemoveImportsOfRemovedModules, code, inputs,
+                             module="sglang.srt.models.deepseek_v4").splitlines()[:2] == out.splitlines()[:2]
