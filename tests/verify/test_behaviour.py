@@ -17,7 +17,7 @@ def test_unmodified_tree_identical(trees, fake_env, surface):
     upstream, pruned = trees
     check = _run(pruned, upstream, fake_env, surface)
     assert check.passed, check.findings
-    assert check.counts["cases"] == check.counts["identical"] == 4
+    assert check.counts["cases"] == check.counts["identical"] == 5
     assert check.counts["raised_upstream"] == 0
 
 
@@ -27,6 +27,17 @@ def test_dropped_reasoning_parser_is_caught(trees, fake_env, surface):
     check = _run(pruned, upstream, fake_env, surface)
     assert check.findings == ["behaviour:1 case reason_r1: works upstream, pruned raises "
                               "ValueError: Unsupported model type: deepseek-r1"]
+
+
+def test_a_server_that_cannot_start_is_caught(trees, fake_env, surface):
+    # session 24: the rules removed the Whisper transcription adapter, the default every server's
+    # /v1/audio/transcriptions handler resolves at start-up; no pruned server started on the GPU
+    upstream, pruned = trees
+    edit(pruned / "python/sglang/srt/entrypoints/openai/transcription_adapters/__init__.py",
+         "from sglang.srt.entrypoints.openai.transcription_adapters.whisper import WhisperAdapter  # noqa: F401\n", "")
+    check = _run(pruned, upstream, fake_env, surface)
+    assert check.findings == ["behaviour:1 case startup_transcription_adapter: works upstream, pruned raises "
+                              "RuntimeError: No transcription adapters registered."]
 
 
 def test_changed_parser_output_is_caught(trees, fake_env, surface):
@@ -51,7 +62,8 @@ def test_compare_cases_points_at_first_difference():
 def test_recorded_chunks_join_to_the_text():
     data = load_cases("behaviour_cases.json")
     kinds = {c["kind"] for c in data["cases"]}
-    assert {"tool_call", "reasoning", "dsv32_encode", "dsv32_decode", "template", "protocol"} <= kinds
+    assert {"tool_call", "reasoning", "dsv32_encode", "dsv32_decode", "template", "protocol",
+            "transcription_adapter"} <= kinds
     for case in data["cases"]:
         if "chunks" in case:
             assert "".join(case["chunks"]) == case["text"], case["id"]

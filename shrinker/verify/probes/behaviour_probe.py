@@ -1,4 +1,5 @@
-"""Feed recorded inputs to a tree's parsers and protocol models; write what comes out (verify env).
+"""Feed recorded inputs to a tree's parsers, protocol models and start-up lookups; write what comes out
+(verify env).
 
     python behaviour_probe.py CASES.json OUT.json
 
@@ -138,6 +139,13 @@ def run_protocol(api: dict, case: dict, _tool_sets: dict) -> dict:
     return {"valid": True, "dump": _mask(first, second)}
 
 
+def run_transcription_adapter(api: dict, case: dict, _tool_sets: dict) -> dict:
+    """What every server builds at start-up: its /v1/audio/transcriptions handler resolves an adapter for the
+    served architectures (the Whisper one by default; without it no server starts)."""
+    resolve = _resolve(api["transcription_adapter"])
+    return {"adapter": type(resolve(case["architectures"])).__name__}
+
+
 def _mask(a, b):
     if isinstance(a, dict) and isinstance(b, dict):
         return {k: _mask(a[k], b.get(k)) for k in a}
@@ -147,7 +155,8 @@ def _mask(a, b):
 
 
 RUNNERS = {"tool_call": run_tool_call, "reasoning": run_reasoning, "dsv32_encode": run_encode,
-           "dsv32_decode": run_decode, "template": run_template, "protocol": run_protocol}
+           "dsv32_decode": run_decode, "template": run_template, "protocol": run_protocol,
+           "transcription_adapter": run_transcription_adapter}
 
 
 def main() -> None:
