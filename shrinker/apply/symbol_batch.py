@@ -12,8 +12,8 @@ rules' pins) no longer reaches from the roots go too, in the same pass: a remove
 their last importer. So do modules only an inventory record still names (`register_kernel(KernelSpec(
 target="m:f"))` of an op whose last lookup the pass removed: 0.5.23's `qwen38_qsa_sm121_varlen`), as in
 the file batches. Their kept importers (a TYPE_CHECKING or try/except import, a guarded one, the module
-holding such a record) get `prune_records` + `remove_dead_imports` + `remove_unused_names`. The import graph is the one the
-gate builds anyway (cached by content), so this costs the reachability pass only (~0.5 s).
+holding such a record) get `prune_records` + `remove_dead_imports` + `remove_unused_names`. The import
+graph is the one the gate builds anyway (cached by content), so this costs the reachability pass only (~0.5 s).
 """
 
 from __future__ import annotations
@@ -58,7 +58,8 @@ _UNREACHED = ("unreachable", "inventory")
 
 def unreachable_modules(tree: Path, rules, jobs: int) -> tuple[list[str], dict[str, frozenset[str]]]:
     """Tree paths of .py modules the plan's reachability, run on `tree`, finds unreachable from the roots
-    (with the data files of a package that goes whole), and the registry keys it removes (the inventory records of those keys go with their modules)."""
+    (with the data files of a package that goes whole), and the registry keys it removes (the inventory
+    records of those keys go with their modules)."""
     from shrinker.graph.build import build_graph
     from shrinker.plan.decide import decide
     from shrinker.plan.reach import compute_reach

@@ -18,8 +18,8 @@ architectures`). Shapes (0.5.23's arg_groups/overrides.py, arg_groups/model_over
     `@_register_for("DeepseekV3ForCausalLM", "HYV4ForCausalLM")` keeps `"DeepseekV3ForCausalLM"`): registering
     for an architecture nobody can serve registers nothing that runs; one naming only removed ones stays
     (its module goes with the registry's removed keys).
-Why this is exact: `x in C` (`C & x`, `C.get(x)`, `C[x]`) changes only when `x` is a removed architecture, and the pruned tree serves none
-(its model registry lacks them): the premise architecture_compare folds on. Anything else a collection holds
+Why this is exact: `x in C` (`C & x`, `C.get(x)`, `C[x]`) changes only when `x` is a removed architecture,
+and the pruned tree serves none (its model registry lacks them): the premise architecture_compare folds on. Anything else a collection holds
 (kept architectures, other strings, names) stays; a collection read any other way (iterated, passed on,
 subscripted, imported) is left whole.
 """
