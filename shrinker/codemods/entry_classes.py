@@ -3,8 +3,8 @@
 A `module_scan` registry (rules: `models`, whose scanner imports every module of `sglang.srt.models` and
 registers what its `EntryClass` names) serves each class listed there. The plan removes a model module whose
 EntryClass names no kept architecture, but one a rule or an import keeps (0.5.23's `llama`, kept for
-`LlamaMLP`; `dbrx`, a re-export of `ReplicatedLinear`; `dflash`, for `candidate_topk`) would still register
-`LlamaForCausalLM`, `Phi3ForCausalLM` or `DbrxForCausalLM`, and the pruned server would load them. So:
+`LlamaMLP`; `dflash`, for `candidate_topk`) would still register
+`LlamaForCausalLM` or `Phi3ForCausalLM`, and the pruned server would load them. So:
 
 - `EntryClass = [LlamaForCausalLM, Phi3ForCausalLM]` loses the classes the plan removed from the registry;
 - a list that empties, or `EntryClass = DbrxForCausalLM` for a removed one, goes as a statement (the scanner

@@ -15,7 +15,8 @@ remove_platform_bound (functions left always raising NameError; remove_platform_
 more after it removed something, for a platform method whose callers it took), remove_platform_methods ->
 remove_other_device_backends (a fused op's backend methods only other devices run); remove_dead_branches
 runs before remove_dead_imports and prune_architecture_literals (the branches `isinstance(x, RemovedClass)`
-and removed architectures decide); remove_platform_classes, when a batch
+and removed architectures decide), and wherever it runs outside the platform group the platform follow-ups
+(methods, device backends, bound, imports) run right after it; remove_platform_classes, when a batch
 names it, runs first; the platform group runs in its canonical order at the place of its first member
 (less what an earlier codemod already brought in), other codemods keep the order given.
 """
@@ -89,6 +90,13 @@ _IMPLIES = {
 # its branch goes where prune_architecture_literals edits too.
 _BEFORE = {"remove_dead_imports": ("remove_dead_branches",),
            "prune_architecture_literals": ("remove_dead_branches",)}
+# A dead-branch pass outside the platform group (brought by _BEFORE or fold_features) decides platform tests
+# too (`if _is_npu: import torch_npu` goes), so the platform follow-ups must run with it: remove_platform_bound
+# sees a platform-only binding only in the run that removed it (it compares with the file before the run), and a
+# later platform batch would find the method that used it no longer platform-bound (0.5.23's deepseek_v4:
+# `_forward_prepare_multi_stream_npu` and the NPU rope cache only it called).
+_BRANCH_FOLLOW_UPS = ("remove_platform_methods", "remove_other_device_backends", "remove_platform_bound",
+                      "remove_platform_imports")
 
 
 # A codemod that removed code can leave a platform method with no caller left (0.5.18's deepseek_v4:
@@ -113,11 +121,20 @@ def resolve_codemods(names: Sequence[str]) -> list[str]:
                 order.extend(n for n in PLATFORM_GROUP if n in wanted and n not in order)
                 group_placed = True
         elif name not in order:
-            order.extend(n for n in _BEFORE.get(name, ()) if n not in order)
+            _place(order, _BEFORE.get(name, ()))
             order.append(name)
             # outside the platform group (fold_features): what it implies runs right after it
-            order.extend(n for n in _IMPLIES.get(name, ()) if n not in order)
+            _place(order, _IMPLIES.get(name, ()))
     return order
+
+
+def _place(order: list[str], names: Sequence[str]) -> None:
+    """Append `names` not yet in `order`; a dead-branch pass brings its platform follow-ups."""
+    for name in names:
+        if name not in order:
+            order.append(name)
+            if name == "remove_dead_branches":
+                _place(order, _BRANCH_FOLLOW_UPS)
 
 
 @dataclass

@@ -108,9 +108,11 @@ def test_resolve_completes_and_orders_the_platform_group() -> None:
     assert resolve_codemods(["remove_platform_methods"]) == ["remove_platform_methods", "remove_other_device_backends",
                                                              "remove_platform_imports"]
     assert resolve_codemods([]) == []
-    # dead_branches decides `isinstance(x, RemovedClass)` branches before the class's import goes
+    # dead_branches decides `isinstance(x, RemovedClass)` branches before the class's import goes (and brings
+    # the platform follow-ups: test_an_early_dead_branch_pass_brings_the_platform_follow_ups)
     assert resolve_codemods(["prune_registries", "remove_dead_imports", "remove_unused_names"]) == [
-        "prune_registries", "remove_dead_branches", "remove_dead_imports", "remove_unused_names"]
+        "prune_registries", "remove_dead_branches", "remove_platform_methods", "remove_other_device_backends",
+        "remove_platform_bound", "remove_platform_imports", "remove_dead_imports", "remove_unused_names"]
 
 
 def test_resolve_keeps_other_codemods_in_place(monkeypatch) -> None:
@@ -443,3 +445,59 @@ def test_a_use_a_later_codemod_took_away_is_no_finding() -> None:
                             inputs=inputs, codemods=["remove_dead_imports", "remove_unused_names"])
     assert [f.split(": ", 1)[1] for f in kept.findings] == [
         "AutoRoundConfig from removed module pkg.auto_round is still used"]
+
+
+# 0.5.23's deepseek_v4 (shortened): the models batch edits the file (remove_dead_imports), and the dead-branch
+# pass that runs before it removes the NPU-only `import torch_npu`. The NPU method that used it, and the rope
+# cache only that method called, must go in the same run: remove_platform_bound sees a platform-only binding
+# only in the run that removed it, so a later platform batch would leave the rope cache calling a removed rope.
+DEEPSEEK_V4_NPU = '''\
+from sglang.srt.utils import is_npu
+
+_is_npu = is_npu()
+
+if _is_npu:
+    import torch_npu
+
+
+class Attention:
+    def _get_npu_rope_position_cache(self, positions):
+        return self.rope.npu_cache(positions)
+
+    def _forward_prepare_multi_stream_npu(self, q, positions):
+        q = torch_npu.npu_rms_norm(q, self.ones, self.eps)[0]
+        return self._get_npu_rope_position_cache(positions)
+
+    def forward(self, q, positions):
+        if _is_npu:
+            return self._forward_prepare_multi_stream_npu(q, positions)
+        return q
+'''
+
+DEEPSEEK_V4_CUDA = '''\
+from sglang.srt.utils import is_npu
+
+_is_npu = is_npu()
+
+
+class Attention:
+
+    def forward(self, q, positions):
+        return q
+'''
+
+
+def test_an_early_dead_branch_pass_brings_the_platform_follow_ups() -> None:
+    early = resolve_codemods(["remove_dead_imports"])
+    assert early == ["remove_dead_branches", "remove_platform_methods", "remove_other_device_backends",
+                     "remove_platform_bound", "remove_platform_imports", "remove_dead_imports"]
+    result = transform_source(DEEPSEEK_V4_NPU, path="sglang/srt/models/deepseek_v4.py",
+                              module="sglang.srt.models.deepseek_v4", inputs=deepseek_inputs(),
+                              codemods=["remove_dead_imports"])
+    assert result.status == "success", result.error
+    assert "torch_npu" not in result.code and "_npu_rope" not in result.code
+    assert result.undefined == []
+    again = transform_source(result.code, path="sglang/srt/models/deepseek_v4.py",
+                             module="sglang.srt.models.deepseek_v4", inputs=deepseek_inputs(),
+                             codemods=["remove_dead_imports"])
+    assert again.status == "skip"
