@@ -91,17 +91,19 @@ _IMPLIES = {
 _BEFORE = {"remove_dead_imports": ("remove_dead_branches",),
            "prune_architecture_literals": ("remove_dead_branches",)}
 # A dead-branch pass outside the platform group (brought by _BEFORE or fold_features) decides platform tests
-# too (`if _is_npu: import torch_npu` goes), so the platform follow-ups must run with it: remove_platform_bound
-# sees a platform-only binding only in the run that removed it (it compares with the file before the run), and a
-# later platform batch would find the method that used it no longer platform-bound (0.5.23's deepseek_v4:
-# `_forward_prepare_multi_stream_npu` and the NPU rope cache only it called).
-_BRANCH_FOLLOW_UPS = ("remove_platform_methods", "remove_other_device_backends", "remove_platform_bound",
-                      "remove_platform_imports")
+# too (`if _is_npu: import torch_npu` goes), so remove_platform_bound must run with it: it sees a platform-only
+# binding only in the run that removed it (it compares with the file before the run), and a later platform
+# batch would find the method that used it no longer platform-bound (0.5.23's deepseek_v4:
+# `_forward_prepare_multi_stream_npu`; then _AGAIN_AFTER takes the NPU rope cache only it called). Only bound:
+# the other platform codemods report what fold_platform has not removed yet (0.5.23's features batch failed on
+# remove_platform_imports' "import of torch_npu kept" and remove_platform_methods' "reference to platform method").
+_BRANCH_FOLLOW_UPS = ("remove_platform_bound",)
 
 
 # A codemod that removed code can leave a platform method with no caller left (0.5.18's deepseek_v4:
 # `_get_npu_rope_position_cache`, called only from `_forward_prepare_multi_stream_npu`, which
-# remove_platform_bound takes): the listed codemods run once more, right after it, on that file.
+# remove_platform_bound takes): the listed codemods run once more, right after it, on that file (also where the
+# batch did not ask for them, when the file has what they look for: the early bound pass above).
 _AGAIN_AFTER = {"remove_platform_bound": ("remove_platform_methods",)}
 
 
@@ -195,7 +197,8 @@ def transform_source(source: str, *, path: str, module: str, inputs: CodemodInpu
             result.changes[f"{cls.NAME}.{what}"] = result.changes.get(f"{cls.NAME}.{what}", 0) + n
         if any(codemod.changes.values()):
             edited = True
-            queue[:0] = [CODEMODS[n] for n in _AGAIN_AFTER.get(cls.NAME, ()) if CODEMODS[n] in active]
+            queue[:0] = [CODEMODS[n] for n in _AGAIN_AFTER.get(cls.NAME, ())
+                         if CODEMODS[n] in active or CODEMODS[n].wants(tree.code, inputs)]
     code = tree.code
     result.findings = _unsettled(result.findings, code)
     if code == source:

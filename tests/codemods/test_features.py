@@ -645,8 +645,8 @@ def test_fold_features_implies_dead_branches_only() -> None:
     from shrinker.codemods.pipeline import resolve_codemods
 
     assert resolve_codemods(["fold_features", "remove_dead_imports", "remove_unused_names"]) == [
-        "fold_features", "remove_dead_branches", "remove_platform_methods", "remove_other_device_backends",
-        "remove_platform_bound", "remove_platform_imports", "remove_dead_imports", "remove_unused_names"]
+        "fold_features", "remove_dead_branches", "remove_platform_bound", "remove_dead_imports",
+        "remove_unused_names"]
 
 
 VISION_0_5_21 = '''\

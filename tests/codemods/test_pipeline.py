@@ -109,10 +109,10 @@ def test_resolve_completes_and_orders_the_platform_group() -> None:
                                                              "remove_platform_imports"]
     assert resolve_codemods([]) == []
     # dead_branches decides `isinstance(x, RemovedClass)` branches before the class's import goes (and brings
-    # the platform follow-ups: test_an_early_dead_branch_pass_brings_the_platform_follow_ups)
+    # remove_platform_bound: test_an_early_dead_branch_pass_brings_remove_platform_bound)
     assert resolve_codemods(["prune_registries", "remove_dead_imports", "remove_unused_names"]) == [
-        "prune_registries", "remove_dead_branches", "remove_platform_methods", "remove_other_device_backends",
-        "remove_platform_bound", "remove_platform_imports", "remove_dead_imports", "remove_unused_names"]
+        "prune_registries", "remove_dead_branches", "remove_platform_bound", "remove_dead_imports",
+        "remove_unused_names"]
 
 
 def test_resolve_keeps_other_codemods_in_place(monkeypatch) -> None:
@@ -487,10 +487,9 @@ class Attention:
 '''
 
 
-def test_an_early_dead_branch_pass_brings_the_platform_follow_ups() -> None:
+def test_an_early_dead_branch_pass_brings_remove_platform_bound() -> None:
     early = resolve_codemods(["remove_dead_imports"])
-    assert early == ["remove_dead_branches", "remove_platform_methods", "remove_other_device_backends",
-                     "remove_platform_bound", "remove_platform_imports", "remove_dead_imports"]
+    assert early == ["remove_dead_branches", "remove_platform_bound", "remove_dead_imports"]
     result = transform_source(DEEPSEEK_V4_NPU, path="sglang/srt/models/deepseek_v4.py",
                               module="sglang.srt.models.deepseek_v4", inputs=deepseek_inputs(),
                               codemods=["remove_dead_imports"])
