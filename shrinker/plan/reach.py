@@ -16,6 +16,7 @@ from packaging.version import InvalidVersion, Version
 
 from shrinker.graph.build import ImportGraph
 from shrinker.graph.isinstance_uses import isinstance_only_names
+from shrinker.graph.reexports import plain_reexports
 from shrinker.graph.records import FROM, FROM_SUBMODULE, IMPORT, MODULE
 from shrinker.plan.registries import Problems, RegistryView, apply_registries, exported_submodules, record_key
 from shrinker.plan.moves import RuleMove
@@ -76,10 +77,7 @@ def _reexported(g: ImportGraph, module: str, target: str, records: list[dict], r
     unguarded `from X import name`: 0.5.23's models/dbrx re-exporting ReplicatedLinear to deepseek_v4) from
     modules no rule removes; else None (the import is cut)."""
     facts = g.facts.get(target)
-    origins = {name: rec.target for rec in (facts.imports if facts else ()) if rec.is_from
-               and rec.where.scope == MODULE and not (rec.where.guards or rec.where.try_import
-                                                      or rec.where.type_checking)
-               for name in rec.names if facts.defined.count(name) == 1}  # bound by that import alone
+    origins = plain_reexports(facts) if facts else {}
     found: dict[str, str] = {}
     for record in records:
         if record_dead(record, module, *judged) is not None:
