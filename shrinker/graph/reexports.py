@@ -12,14 +12,26 @@ from shrinker.graph.records import MODULE, FileFacts
 
 def import_origins(facts: Iterable[FileFacts]) -> dict[str, dict[str, str]]:
     """module -> {name: the module its top-level `from X import name` takes it from}."""
-    out: dict[str, dict[str, str]] = {}
-    for f in facts:
-        for record in f.imports:
-            if not record.is_from or record.where.scope != MODULE:
-                continue
-            for name in record.names:
-                if name != "*" and name in f.defined:  # bound under its own name, not `as` another
-                    out.setdefault(f.module, {})[name] = record.target
+    return {f.module: found for f in facts if (found := _origins(f, plain=False))}
+
+
+def plain_reexports(facts: FileFacts) -> dict[str, str]:
+    """{name: origin} for the names one module binds once, by an unguarded top-level `from X import name`
+    (not under an `if`, a `try` or TYPE_CHECKING): the module holds X's object under that name, always."""
+    return _origins(facts, plain=True)
+
+
+def _origins(f: FileFacts, *, plain: bool) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for record in f.imports:
+        if not record.is_from or record.where.scope != MODULE:
+            continue
+        if plain and (record.where.guards or record.where.try_import or record.where.type_checking):
+            continue
+        for name in record.names:
+            # bound under its own name, not `as` another (and, for a plain re-export, by nothing else)
+            if name != "*" and (f.defined.count(name) == 1 if plain else name in f.defined):
+                out[name] = record.target
     return out
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from packaging.version import InvalidVersion, Version
 
 from shrinker.graph.build import ImportGraph
+from shrinker.graph.isinstance_uses import isinstance_only_names
+from shrinker.graph.reexports import plain_reexports
 from shrinker.graph.records import FROM, FROM_SUBMODULE, IMPORT, MODULE
 from shrinker.plan.registries import Problems, RegistryView, apply_registries, exported_submodules, record_key
 from shrinker.plan.moves import RuleMove
@@ -75,10 +77,7 @@ def _reexported(g: ImportGraph, module: str, target: str, records: list[dict], r
     unguarded `from X import name`: 0.5.23's models/dbrx re-exporting ReplicatedLinear to deepseek_v4) from
     modules no rule removes; else None (the import is cut)."""
     facts = g.facts.get(target)
-    origins = {name: rec.target for rec in (facts.imports if facts else ()) if rec.is_from
-               and rec.where.scope == MODULE and not (rec.where.guards or rec.where.try_import
-                                                      or rec.where.type_checking)
-               for name in rec.names if facts.defined.count(name) == 1}  # bound by that import alone
+    origins = plain_reexports(facts) if facts else {}
     found: dict[str, str] = {}
     for record in records:
         if record_dead(record, module, *judged) is not None:
@@ -287,6 +286,20 @@ def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True,
     table, features = PredicateTable(rules.platform), feature_table(rules)
     view = apply_registries(g, rules, problems)
     archs = arch_table(rules, view)
+    judged = (view, table, rules, features, archs)
+    by_use: dict[str, tuple[str, str, str]] = {}
+    while True:  # a module cut for its isinstance-only users can leave others unreached: walk again
+        reach = _walk(g, rules, moves, problems, judged, by_use)
+        more = _kept_only_by_isinstance(g, rules, reach, judged)
+        if not more:
+            return reach
+        by_use.update(more)
+
+
+def _walk(g: ImportGraph, rules: Rules, moves: dict[str, Move], problems: Problems, judged: tuple,
+          by_use: dict[str, tuple[str, str, str]]) -> Reach:
+    """One reachability pass; `by_use`: modules cut because kept code only tests isinstance against them."""
+    view, table, rules, features, archs = judged
     reach = Reach(registries=view, rule_problems=problems.found, rule_warnings=problems.warnings, moves=moves)
 
     # `keep` rules are the exceptions to `remove` rules (shared plumbing inside a removed folder);
@@ -303,6 +316,8 @@ def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True,
         # A keep rule overrides the model registry (a kept module needs this model's code).
         if first_rule(rules.keep, module) is None:
             reach.cut_by_rule.setdefault(module, ("registry", reason, "registry:models"))
+
+    reach.cut_by_rule.update(by_use)
 
     _keep_plumbing_imports(g, rules, reach, view, table, features)
     queue: deque[str] = deque()
@@ -363,3 +378,48 @@ def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True,
         for target, reason in scan.get(module, []):
             keep(target, "registry", reason, (module, 0))
     return reach
+
+
+def _kept_only_by_isinstance(g: ImportGraph, rules: Rules, reach: Reach, judged: tuple
+                             ) -> dict[str, tuple[str, str, str]]:
+    """Modules of removed package_exports keys (0.5.23's configs/qwen4_exp: `model_configs`) that kept code
+    imports only to test `isinstance(x, C)` (graph/isinstance_uses.py): with the module gone no instance of C
+    can exist, so each test is False and remove_dead_imports folds it; the module is cut like a removed model
+    (its importers are rewritten). One kept importer that uses a name otherwise keeps it."""
+    view = judged[0]
+    found: dict[str, tuple[str, str, str]] = {}
+    for reg in rules.registries:
+        if reg.kind != "package_exports":
+            continue
+        for key in sorted(view.removed_keys.get(reg.name, ())):
+            module = f"{reg.module}.{key}"
+            if reach.kept_code.get(module) != "imported":
+                continue
+            uses = _isinstance_uses(g, reach, module, judged)
+            if uses:
+                where = ", ".join(f"{u}:{line} {name}" for u, line, name in uses)
+                found[module] = ("registry", f"module of removed {reg.name} key {key!r}, which kept code imports only "
+                                             f"to test isinstance against ({where}): False once it is gone",
+                                 f"registry:{reg.name}")
+    return found
+
+
+def _isinstance_uses(g: ImportGraph, reach: Reach, module: str, judged: tuple) -> list[tuple[str, int, str]]:
+    """(kept importer, line, names) of every live import of `module` when each one is a `from module import
+    names` whose names the importer reads only as isinstance classes; [] when one is anything else."""
+    uses: list[tuple[str, int, str]] = []
+    for importer, _, data in sorted(g.graph.in_edges(module, data=True), key=lambda e: e[0]):
+        if importer not in reach.kept:
+            continue
+        live = [r for r in data["imports"] if record_dead(r, importer, *judged) is None]
+        if not live:
+            continue
+        names = {n for r in live for n in r["names"]}
+        if any(r["kind"] != FROM or not r["names"] for r in live):
+            return []
+        path = g.module_path[importer]
+        text = (g.tree / path).read_text(encoding="utf-8")
+        if isinstance_only_names(text, importer, path.endswith("__init__.py"), module, names) != names:
+            return []
+        uses.append((importer, live[0]["line"], ", ".join(sorted(names))))
+    return uses
