@@ -19,8 +19,8 @@ from shrinker.graph.parse import resolve_relative
 
 def isinstance_only_names(text: str, module: str, is_package: bool, target: str, names: set[str]) -> set[str]:
     """The names of `names` that `module` (whose source is `text`) binds only by `from <target> import name`
-    statements (no alias; one per function that needs it is fine) and reads only as the class argument of
-    builtin isinstance calls whose first argument is a name or attribute."""
+    statements (no alias; one per function that needs it is fine) and reads, at least once, only as the class
+    argument of builtin isinstance calls whose first argument is a name or attribute."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -37,10 +37,13 @@ def isinstance_only_names(text: str, module: str, is_package: bool, target: str,
         elif bound & found:
             found -= bound  # bound some other way
     allowed = _isinstance_class_ids(tree)
+    read: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in found and id(node) not in allowed:
-            found.discard(node.id)
-    return found
+        if isinstance(node, ast.Name) and node.id in found:
+            if id(node) not in allowed:
+                found.discard(node.id)
+            read.add(node.id)
+    return found & read  # a name never read is a re-export (`from .api import Runtime` in a package)
 
 
 def _isinstance_class_ids(tree: ast.Module) -> set[int]:

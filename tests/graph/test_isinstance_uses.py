@@ -64,3 +64,11 @@ def test_an_alias_a_local_isinstance_or_another_module_is_not_followed() -> None
     assert only(shadowed) == set()
     elsewhere = "from sglang.srt.configs.qwen3_next import Qwen4ExpTextConfig\nisinstance(y, Qwen4ExpTextConfig)\n"
     assert only(elsewhere) == set()
+
+
+def test_a_name_never_read_is_a_reexport() -> None:
+    # `sglang/__init__.py`: `from sglang.lang.api import Runtime, ...` makes them the package's attributes
+    assert only("from sglang.srt.configs.qwen4_exp import Qwen4ExpTextConfig\n") == set()
+    assert only("from sglang.srt.configs.qwen4_exp import Qwen4ExpTextConfig, Qwen4ExpConfig\n"
+                "isinstance(y, Qwen4ExpTextConfig)\n", names=("Qwen4ExpTextConfig", "Qwen4ExpConfig")) == {
+        "Qwen4ExpTextConfig"}
