@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -48,6 +49,16 @@ class DeadReason:
     codemod: str = ""
 
 
+class Judges(NamedTuple):
+    """What record_dead judges an import record with (its arguments after the importer)."""
+
+    view: RegistryView
+    table: PredicateTable
+    rules: Rules
+    features: PredicateTable | None
+    archs: PredicateTable | None
+
+
 @dataclass
 class Reach:
     """The outcome of the pass, by module."""
@@ -70,7 +81,7 @@ class Reach:
     kernels: object = None  # the kernel manifest (plan.kernels.KernelManifest), set by plan.run.analyse
 
 
-def _reexported(g: ImportGraph, module: str, target: str, records: list[dict], reach: Reach, *judged
+def _reexported(g: ImportGraph, module: str, target: str, records: list[dict], reach: Reach, judged: Judges
                 ) -> dict[str, str] | None:
     """{name: defining module} when every live record of `module`'s imports of the removed `target` is a
     `from target import names` of names `target` only re-exports (bound once at its top level, by an
@@ -286,17 +297,17 @@ def compute_reach(g: ImportGraph, rules: Rules, *, strict: bool = True,
     table, features = PredicateTable(rules.platform), feature_table(rules)
     view = apply_registries(g, rules, problems)
     archs = arch_table(rules, view)
-    judged = (view, table, rules, features, archs)
+    judged = Judges(view, table, rules, features, archs)
     by_use: dict[str, tuple[str, str, str]] = {}
     while True:  # a module cut for its isinstance-only users can leave others unreached: walk again
-        reach = _walk(g, rules, moves, problems, judged, by_use)
-        more = _kept_only_by_isinstance(g, rules, reach, judged)
+        reach = _walk(g, moves, problems, judged, by_use)
+        more = _kept_only_by_isinstance(g, reach, judged)
         if not more:
             return reach
         by_use.update(more)
 
 
-def _walk(g: ImportGraph, rules: Rules, moves: dict[str, Move], problems: Problems, judged: tuple,
+def _walk(g: ImportGraph, moves: dict[str, Move], problems: Problems, judged: Judges,
           by_use: dict[str, tuple[str, str, str]]) -> Reach:
     """One reachability pass; `by_use`: modules cut because kept code only tests isinstance against them."""
     view, table, rules, features, archs = judged
@@ -362,7 +373,7 @@ def _walk(g: ImportGraph, rules: Rules, moves: dict[str, Move], problems: Proble
                 kind, why, category = reach.cut_by_rule[inside]
                 reach.cut_by_rule[target] = (kind, f"inside {inside}, which {why}", category)
             if target in reach.cut_by_rule:
-                origins = _reexported(g, module, target, data["imports"], reach, view, table, rules, features, archs)
+                origins = _reexported(g, module, target, data["imports"], reach, judged)
                 if origins is None:
                     reach.cuts.append((module, target, live["line"], reach.cut_by_rule[target][1]))
                     continue
@@ -380,15 +391,14 @@ def _walk(g: ImportGraph, rules: Rules, moves: dict[str, Move], problems: Proble
     return reach
 
 
-def _kept_only_by_isinstance(g: ImportGraph, rules: Rules, reach: Reach, judged: tuple
-                             ) -> dict[str, tuple[str, str, str]]:
+def _kept_only_by_isinstance(g: ImportGraph, reach: Reach, judged: Judges) -> dict[str, tuple[str, str, str]]:
     """Modules of removed package_exports keys (0.5.23's configs/qwen4_exp: `model_configs`) that kept code
     imports only to test `isinstance(x, C)` (graph/isinstance_uses.py): with the module gone no instance of C
     can exist, so each test is False and remove_dead_imports folds it; the module is cut like a removed model
     (its importers are rewritten). One kept importer that uses a name otherwise keeps it."""
-    view = judged[0]
+    view = judged.view
     found: dict[str, tuple[str, str, str]] = {}
-    for reg in rules.registries:
+    for reg in judged.rules.registries:
         if reg.kind != "package_exports":
             continue
         for key in sorted(view.removed_keys.get(reg.name, ())):
@@ -404,7 +414,7 @@ def _kept_only_by_isinstance(g: ImportGraph, rules: Rules, reach: Reach, judged:
     return found
 
 
-def _isinstance_uses(g: ImportGraph, reach: Reach, module: str, judged: tuple) -> list[tuple[str, int, str]]:
+def _isinstance_uses(g: ImportGraph, reach: Reach, module: str, judged: Judges) -> list[tuple[str, int, str]]:
     """(kept importer, line, names) of every live import of `module` when each one is a `from module import
     names` whose names the importer reads only as isinstance classes; [] when one is anything else."""
     uses: list[tuple[str, int, str]] = []
