@@ -15,8 +15,8 @@ remove_platform_bound (functions left always raising NameError; remove_platform_
 more after it removed something, for a platform method whose callers it took), remove_platform_methods ->
 remove_other_device_backends (a fused op's backend methods only other devices run); remove_dead_branches
 runs before remove_dead_imports and prune_architecture_literals (the branches `isinstance(x, RemovedClass)`
-and removed architectures decide), and wherever it runs outside the platform group the platform follow-ups
-(methods, device backends, bound, imports) run right after it; remove_platform_classes, when a batch
+and removed architectures decide), and wherever it runs outside the platform group remove_platform_bound runs
+right after it (remove_platform_methods once more where that removed something); remove_platform_classes, when a batch
 names it, runs first; the platform group runs in its canonical order at the place of its first member
 (less what an earlier codemod already brought in), other codemods keep the order given.
 """

@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 from shrinker.graph.build import ImportGraph
 from shrinker.graph.isinstance_uses import isinstance_only_names
 from shrinker.graph.reexports import plain_reexports
+from shrinker.graph.sources import tree_source_reader
 from shrinker.graph.records import FROM, FROM_SUBMODULE, IMPORT, MODULE
 from shrinker.plan.registries import Problems, RegistryView, apply_registries, exported_submodules, record_key
 from shrinker.plan.moves import RuleMove
@@ -427,9 +428,9 @@ def _isinstance_uses(g: ImportGraph, reach: Reach, module: str, judged: Judges) 
         names = {n for r in live for n in r["names"]}
         if any(r["kind"] != FROM or not r["names"] for r in live):
             return []
-        path = g.module_path[importer]
-        text = (g.tree / path).read_text(encoding="utf-8")
-        if isinstance_only_names(text, importer, path.endswith("__init__.py"), module, names) != names:
+        text = tree_source_reader(g.tree, g.module_path)(importer) or ""
+        is_package = g.module_path[importer].endswith("__init__.py")
+        if isinstance_only_names(text, importer, is_package, module, names) != names:
             return []
         uses.append((importer, live[0]["line"], ", ".join(sorted(names))))
     return uses
