@@ -1,8 +1,8 @@
 """The verify environment `.venv-verify`: CPU torch + what sglang needs to import, made once.
 
 Each release is verified under its own pins: data/requirements-verify.txt lists what sglang imports,
-and every exact pin the release declares (python/pyproject.toml: torch==2.14.1, transformers==5.19.0)
-takes the place of that line (`requirements_for`). The base list's environment is `.venv-verify`;
+and every exact pin the release declares (python/pyproject.toml: transformers==5.19.0) takes the
+place of that line (`requirements_for`), torch excepted: it is always the base list's CPU build. The base list's environment is `.venv-verify`;
 a release that pins otherwise gets `.venv-verify-<hash>` beside it, so a walk over releases that
 share pins makes each environment once.
 
@@ -37,6 +37,8 @@ MARKER = "shrinker-verify-env.json"
 # The CPU build is wanted where there is one (pip's find-links on this machine holds torch 2.13's):
 # it is a fifth of the CUDA build's download.
 CPU_LOCAL_LABEL = "+cpu"
+# Distributions the environment takes at the base list's version whatever a release pins (requirements_for).
+HELD = frozenset({"torch"})
 
 
 @dataclass
@@ -85,20 +87,34 @@ def release_pins(upstream_root: Path) -> dict[str, str]:
 
 def requirements_for(upstream_root: Path | None, base: list[str] | None = None) -> list[str]:
     """The base list with the release's own exact pins in place of the lines that name the same
-    distribution (a line the release does not pin stays as written; nothing is added). Where the
-    base pins a newer version, the base stays: it was measured to import sglang on a CPU machine,
-    and the only older pins are 0.5.16/0.5.17's torch 2.11, the GPU machines' build, of which no
-    CPU wheel exists here (imports are what verify checks, and the newer torch keeps them)."""
+    distribution (a line the release does not pin stays as written; nothing is added). torch stays
+    the base's, whatever the release pins: verify imports on a CPU machine, and the only CPU build
+    offline is the base's (torch 2.13.0 on pip's find-links); a release's torch 2.14.1 exists only
+    as the CUDA build, 5.5 GB installed, a fifth of a CI machine's free disk on a bad day (a run
+    failed on it), and 0.5.16/0.5.17's torch 2.11 is the GPU machines' build, with no CPU wheel at
+    all. `release_pins` still names the release's torch pin, so the report says what was not
+    installed (`held_pins`)."""
     base = read_requirements() if base is None else base
     pins = release_pins(upstream_root) if upstream_root is not None else {}
     out = []
     for line in base:
         req = Requirement(line)
-        pin = pins.get(canonicalize_name(req.name))
+        name = canonicalize_name(req.name)
+        pin = None if name in HELD else pins.get(name)
         ours = [s.version for s in req.specifier if s.operator == "=="]
-        newer_here = bool(pin and ours and Version(ours[0]) > Version(pin))
+        newer_here = bool(pin and ours and Version(ours[0]) > Version(pin))  # measured to import sglang: kept
         out.append(f"{req.name}=={pin}" if pin and not newer_here else line)
     return out
+
+
+def held_pins(upstream_root: Path | None, base: list[str] | None = None) -> list[str]:
+    """The release's exact pins of distributions the environment holds at the base's version
+    (`HELD`: torch), as `name==version`, where they differ from the base's line."""
+    base = read_requirements() if base is None else base
+    pins = release_pins(upstream_root) if upstream_root is not None else {}
+    ours = {canonicalize_name(Requirement(line).name): line for line in base}
+    return [f"{name}=={pins[name]}" for name in sorted(HELD) if name in pins
+            and ours.get(name) != f"{name}=={pins[name]}"]
 
 
 def requirements_hash(reqs: list[str]) -> str:
@@ -167,8 +183,8 @@ def make_env(root: Path | None = None, *, reqs: list[str] | None = None, force: 
     failed: dict[str, str] = {}
 
     # torch first and alone, binary only: the CPU build where one of that version is on the local
-    # find-links; a release whose torch has none (2.14.1) takes the CUDA build, which imports on a
-    # CPU machine too (its CUDA libraries come as wheels), and the marker records which.
+    # find-links (requirements_for asks for the base's, which has one); a list that asks for another
+    # takes the CUDA build, which imports on a CPU machine too, and the marker records which.
     for req in torch_reqs:
         proc = _pip(python, ["--only-binary=:all:", cpu_build(req)], log)
         if proc.returncode != 0:

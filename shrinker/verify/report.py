@@ -19,6 +19,14 @@ def write_report(result: VerifyResult, report_dir: Path) -> tuple[Path, Path]:
     return json_path, md_path
 
 
+def _environment_line(environment: dict) -> str:
+    held = environment.get("held_pins") or []
+    return (f"- environment: torch {environment['torch']}"
+            + (f" (the release pins {', '.join(held)}: not installed, verify imports on CPU and keeps the base "
+               f"list's CPU build, `shrinker/verify/env.py`)" if held else "")
+            + f"; the release's own pins: {', '.join(environment['release_pins']) or 'none beyond the base list'}")
+
+
 def render_markdown(result: VerifyResult) -> str:
     status = "PASSED" if result.passed else "FAILED"
     lines = [
@@ -27,9 +35,7 @@ def render_markdown(result: VerifyResult) -> str:
         f"- tree: `{project_label(result.tree)}`",
         f"- upstream: `{project_label(result.upstream_root)}`",
         f"- result: **{status}**, {result.regressions} regressions, {result.seconds:.1f} s",
-        *([f"- environment: torch {result.environment['torch']}; the release's own pins: "
-           f"{', '.join(result.environment['release_pins']) or 'none beyond the base list'}"]
-          if result.environment else []),
+        *([_environment_line(result.environment)] if result.environment else []),
         "",
         "| check | result | counts | seconds |",
         "| --- | --- | --- | ---: |",

@@ -32,7 +32,8 @@ class VerifyResult:
     checks: list[CheckResult] = field(default_factory=list)
     seconds: float = 0.0
     # the dynamic checks' environment: {"torch": version, "release_pins": the lines the release's own
-    # pins changed from the base list}; None when only static checks ran
+    # pins changed from the base list, "held_pins": its pins the environment does not take (torch)};
+    # None when only static checks ran
     environment: dict | None = None
 
     @property

@@ -14,7 +14,7 @@ from shrinker import paths
 from shrinker.errors import ShrinkError
 from shrinker.verify import behaviour, cli_surface, static
 from shrinker.upstream.distributions import load_index
-from shrinker.verify.env import VerifyEnv, load_env, read_requirements, requirements_for
+from shrinker.verify.env import VerifyEnv, held_pins, load_env, read_requirements, requirements_for
 from shrinker.verify.factcache import tree_facts
 from shrinker.verify.imports import compare_imports
 from shrinker.verify.probe import ProbeFailed, cached, probe_key, run_probe
@@ -128,7 +128,8 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
                               f"--upstream {upstream_tree.root}` first (make verify-env for the pin)")
         base = read_requirements()
         result.environment = {"torch": env.torch_version,
-                              "release_pins": [r for r in requirements_for(upstream_tree.root) if r not in base]}
+                              "release_pins": [r for r in requirements_for(upstream_tree.root) if r not in base],
+                              "held_pins": held_pins(upstream_tree.root)}
 
     if any(c in STATIC for c in wanted):
         with _Timer() as t:

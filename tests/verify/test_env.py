@@ -60,12 +60,16 @@ def test_a_release_is_verified_under_its_own_pins(tmp_path):
     base = ["torch==2.13.0", "torchvision", "transformers==5.12.1", "compressed-tensors", "numpy"]
     up = _release(tmp_path, "torch==2.14.1", "transformers==5.19.0", "compressed-tensors==0.18.0",
                   "numpy>=2", "sglang-kernel==0.4.10", "xgrammar==0.2.7; platform_machine == 'x86_64'")
+    # torch stays the base's CPU build (HELD); the rest take the release's pins
     assert venv.requirements_for(up, base) == [
-        "torch==2.14.1", "torchvision", "transformers==5.19.0", "compressed-tensors==0.18.0", "numpy"]
-    # an older pin than the base's (0.5.16's torch 2.11, the GPU build) leaves the base line
+        "torch==2.13.0", "torchvision", "transformers==5.19.0", "compressed-tensors==0.18.0", "numpy"]
+    assert venv.held_pins(up, base) == ["torch==2.14.1"]
+    # an older torch (0.5.16's 2.11, the GPU build) is held the same way; a pin equal to the base's is no news
     old = _release(tmp_path / "old", "torch==2.11.0", "transformers==5.12.1")
-    assert venv.requirements_for(old, base) == base
-    assert venv.requirements_for(None, base) == base
+    assert venv.requirements_for(old, base) == base and venv.held_pins(old, base) == ["torch==2.11.0"]
+    same = _release(tmp_path / "same", "torch==2.13.0")
+    assert venv.held_pins(same, base) == []
+    assert venv.requirements_for(None, base) == base and venv.held_pins(None, base) == []
 
 
 def test_each_set_of_pins_has_its_own_environment(monkeypatch, tmp_path):

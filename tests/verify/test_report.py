@@ -25,10 +25,15 @@ def test_report_counts_regressions_and_notes(tmp_path):
 
 def test_report_names_the_environment_and_the_release_pins(tmp_path):
     result = VerifyResult(tree=Path("/t"), upstream_root=Path("/u"), environment={
-        "torch": "2.14.1+cu130", "release_pins": ["torch==2.14.1", "transformers==5.19.0"]})
+        "torch": "2.13.0+cpu", "release_pins": ["transformers==5.19.0"], "held_pins": ["torch==2.14.1"]})
     json_path, md_path = write_report(result, tmp_path)
-    assert json.loads(json_path.read_text())["environment"]["release_pins"] == ["torch==2.14.1", "transformers==5.19.0"]
-    assert "- environment: torch 2.14.1+cu130; the release's own pins: torch==2.14.1, transformers==5.19.0" in md_path.read_text()
+    assert json.loads(json_path.read_text())["environment"]["held_pins"] == ["torch==2.14.1"]
+    md = md_path.read_text()
+    assert "- environment: torch 2.13.0+cpu (the release pins torch==2.14.1: not installed" in md
+    assert "the release's own pins: transformers==5.19.0" in md
+    same = VerifyResult(tree=Path("/t"), upstream_root=Path("/u"), environment={
+        "torch": "2.13.0+cpu", "release_pins": [], "held_pins": []})
+    assert "- environment: torch 2.13.0+cpu; the release's own pins: none beyond the base list" in render_markdown(same)
 
 
 def test_needs_cuda_findings_become_notes() -> None:

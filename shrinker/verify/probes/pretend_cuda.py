@@ -12,7 +12,8 @@ The pruned tree folds its platform checks to "CUDA", so on CPU its modules call 
 the kernel package's compiled ops at import where upstream takes its CPU branch. Both trees are
 imported under this same pretence, which keeps the comparison differential:
 - torch.cuda answers as the GPU in SPEC (availability, count, name, capability, properties, memory);
-  CUDA's lazy init is skipped, so objects such as streams and events can be *named*;
+  CUDA's lazy init is skipped, so objects such as streams and events can be *named*, and so can the
+  CUDA build's `torch._C` bindings the CPU build lacks (CUDA_ONLY_BINDINGS);
 - compiled extensions under ROOTS (sgl_kernel's .so files) and the `stub_modules` load as stub
   modules, and torch.ops.<op_namespaces>.<op> resolves; every attribute of those is a MagicMock,
   so nothing compiled is loaded and nothing is computed for real (a call returns another mock).
@@ -61,6 +62,9 @@ class StubFinder(importlib.abc.MetaPathFinder):
         return None
 
 
+CUDA_ONLY_BINDINGS = ("_cuda_getCurrentRawStream",)
+
+
 def _pretend_torch_cuda(gpu: dict) -> None:
     import torch
 
@@ -85,6 +89,11 @@ def _pretend_torch_cuda(gpu: dict) -> None:
     for name, value in answers.items():
         mock.patch.object(torch.cuda, name, value).start()
     mock.patch.object(torch.version, "cuda", gpu.get("cuda_version", "12.9")).start()
+    # The CUDA build's own bindings that the CPU build lacks, which modules bind at import
+    # (`_get_current_stream_raw = torch._C._cuda_getCurrentRawStream`): named, never called here.
+    for name in CUDA_ONLY_BINDINGS:
+        if not hasattr(torch._C, name):
+            mock.patch.object(torch._C, name, mock.MagicMock(name=f"torch._C.{name}"), create=True).start()
 
 
 def _stub_ops(namespaces: list[str], roots: list[str]) -> None:

@@ -30,6 +30,7 @@ NAME = torch.cuda.get_device_properties(0).name
 GEMM = common_ops.fp8_gemm
 TOPK = torch.ops.sgl_kernel.fast_topk.default
 STREAM = torch.cuda.current_device()
+RAW_STREAM = torch._C._cuda_getCurrentRawStream  # the CUDA build's binding, absent from the CPU build
 
 
 @torch.library.register_fake("sgl_kernel::fast_topk")
