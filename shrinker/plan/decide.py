@@ -7,11 +7,11 @@ from pathlib import PurePosixPath
 
 from shrinker.graph.build import ImportGraph
 from shrinker.graph.records import Decision
-from shrinker.plan.reach import FEATURE, Reach
+from shrinker.plan.reach import FEATURE, UNREACHABLE, Reach
 from shrinker.rules.schema import Rules
 
-# Removal categories (batches select on these; `registry:<name>` for registry-driven removals).
-UNREACHABLE = "unreachable"
+# Removal categories (batches select on these): UNREACHABLE, FEATURE, `registry:<name>` for registry-driven
+# removals, those of the rules.
 
 
 def _importers_text(g: ImportGraph, module: str, limit: int = 3) -> str:

@@ -9,6 +9,7 @@ importers are rewritten by the codemods (they are listed as `cuts`).
 from __future__ import annotations
 
 import difflib
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -16,6 +17,7 @@ from typing import NamedTuple
 from packaging.version import InvalidVersion, Version
 
 from shrinker.graph.build import ImportGraph
+from shrinker.graph.definitions_only import bases_watch, runs_only_definitions, scanned_bases
 from shrinker.graph.isinstance_uses import isinstance_only_names
 from shrinker.graph.reexports import plain_reexports
 from shrinker.graph.sources import tree_source_reader
@@ -28,6 +30,11 @@ from shrinker.rules.patterns import pattern_matches
 from shrinker.rules.predicates import (MethodNames, PredicateTable, evaluate_source, feature_class_globs,
                                        other_devices_only, profile_table)
 from shrinker.rules.schema import ModuleRule, Rules
+
+
+# Removal category of modules nothing kept reaches (batches select on categories; decide.py); a module cut
+# for isinstance-only uses outside a registry goes with them, as `unreachable:isinstance`.
+UNREACHABLE = "unreachable"
 
 
 def first_rule(rules_list: list[ModuleRule], module: str) -> tuple[int, ModuleRule] | None:
@@ -393,10 +400,12 @@ def _walk(g: ImportGraph, moves: dict[str, Move], problems: Problems, judged: Ju
 
 
 def _kept_only_by_isinstance(g: ImportGraph, reach: Reach, judged: Judges) -> dict[str, tuple[str, str, str]]:
-    """Modules of removed package_exports keys (0.5.23's configs/qwen4_exp: `model_configs`) that kept code
-    imports only to test `isinstance(x, C)` (graph/isinstance_uses.py): with the module gone no instance of C
-    can exist, so each test is False and remove_dead_imports folds it; the module is cut like a removed model
-    (its importers are rewritten). One kept importer that uses a name otherwise keeps it."""
+    """Modules that kept code imports only to test `isinstance(x, C)` (graph/isinstance_uses.py): with the
+    module gone no instance of C can exist, so each test is False and remove_dead_imports folds it; the
+    module is cut and its importers are rewritten. One kept importer that uses a name otherwise keeps it.
+    A module of a removed package_exports key (0.5.23's configs/qwen4_exp: `model_configs`) goes like a
+    removed model; any other kept module only when importing it defines and registers nothing
+    (graph/definitions_only.py: 0.5.23's layers/n_gram_embedding), with the unreachable ones."""
     view = judged.view
     found: dict[str, tuple[str, str, str]] = {}
     for reg in judged.rules.registries:
@@ -408,11 +417,34 @@ def _kept_only_by_isinstance(g: ImportGraph, reach: Reach, judged: Judges) -> di
                 continue
             uses = _isinstance_uses(g, reach, module, judged)
             if uses:
-                where = ", ".join(f"{u}:{line} {name}" for u, line, name in uses)
                 found[module] = ("registry", f"module of removed {reg.name} key {key!r}, which kept code imports only "
-                                             f"to test isinstance against ({where}): False once it is gone",
+                                             f"to test isinstance against ({_where(uses)}): False once it is gone",
                                  f"registry:{reg.name}")
+    source_of = tree_source_reader(g.tree, g.module_path)
+    scanned: frozenset[str] | None = None
+    registered = {target for _, target, _ in view.scan_edges}
+    tops = {m.partition(".")[0] for m in g.module_path}
+    for module in sorted(reach.kept):
+        path = g.module_path.get(module) or ""
+        if (module in found or module in registered or reach.kept_code.get(module) != "imported" or not path
+                or path.endswith("__init__.py")):
+            continue
+        uses = _isinstance_uses(g, reach, module, judged)
+        if not uses or not runs_only_definitions(source_of(module) or ""):
+            continue
+        if scanned is None:
+            scanned = scanned_bases(source_of(m) or "" for m in g.module_path)
+        if bases_watch(source_of(module) or "", module, False, source_of, scanned,
+                       lambda m: (g.module_path.get(m) or "").endswith("__init__.py"),
+                       lambda m: m.partition(".")[0] in tops):
+            continue
+        found[module] = ("isinstance", f"kept code imports it only to test isinstance against ({_where(uses)}), and "
+                                       "importing it only defines: False once it is gone", f"{UNREACHABLE}:isinstance")
     return found
+
+
+def _where(uses: list[tuple[str, int, str]]) -> str:
+    return ", ".join(f"{u}:{line} {name}" for u, line, name in uses)
 
 
 def _isinstance_uses(g: ImportGraph, reach: Reach, module: str, judged: Judges) -> list[tuple[str, int, str]]:
@@ -429,6 +461,8 @@ def _isinstance_uses(g: ImportGraph, reach: Reach, module: str, judged: Judges) 
         if any(r["kind"] != FROM or not r["names"] for r in live):
             return []
         text = tree_source_reader(g.tree, g.module_path)(importer) or ""
+        if any(re.search(rf"\b{re.escape(n)}\s*[(.\[]", text) for n in names):
+            return []  # called, subscripted or an attribute read: no need to parse
         is_package = g.module_path[importer].endswith("__init__.py")
         if isinstance_only_names(text, importer, is_package, module, names) != names:
             return []

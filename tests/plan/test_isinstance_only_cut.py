@@ -4,6 +4,8 @@ test isinstance against is cut like a removed model, and what only it imported g
 from __future__ import annotations
 
 import shutil
+
+import pytest
 from pathlib import Path
 
 from shrinker.graph.build import build_graph
@@ -56,3 +58,43 @@ def test_a_config_module_whose_class_kept_code_builds_stays(tmp_path: Path) -> N
     assert "pkg.configs.llama_config" in reach.kept
     assert "pkg.configs.llama_base" in reach.kept
     assert "pkg.configs.llama_config" not in reach.cut_by_rule
+
+
+def _reach_plain(tmp_path: Path, module_text: str, use: str = "isinstance(layer, NgramEmbedding)"):
+    """A kept model that imports a plain module (no registry) only to test isinstance against its class."""
+    tree = tmp_path / "tree"
+    shutil.copytree(MINITREE, tree)
+    (tree / "python/pkg/ngram.py").write_text(module_text)
+    (tree / "python/pkg/ngram_helper.py").write_text("class Helper:\n    pass\n")
+    model = tree / "python/pkg/models/deepseek.py"
+    model.write_text(model.read_text() + "\n\ndef is_ngram(layer):\n"
+                     "    from pkg.ngram import NgramEmbedding\n\n"
+                     f"    return {use}\n")
+    rules = load_rules(path=tree / "rules.toml")
+    return compute_reach(build_graph(tree, jobs=1, cache=FactsCache(tmp_path / "facts.pickle")), rules)
+
+
+PLAIN = "from pkg.ngram_helper import Helper\n\n\nclass NgramEmbedding(Helper):\n    pass\n"
+
+
+def test_a_plain_module_that_only_defines_and_is_only_tested_against_is_cut(tmp_path: Path) -> None:
+    reach = _reach_plain(tmp_path, PLAIN)
+    code, reason, category = reach.cut_by_rule["pkg.ngram"]
+    assert (code, category) == ("isinstance", "unreachable:isinstance")
+    assert "only to test isinstance against (pkg.models.deepseek:" in reason and "only defines" in reason
+    assert "pkg.ngram_helper" not in reach.kept  # only the cut module imported it
+
+
+@pytest.mark.parametrize("text", [
+    "from pkg.ngram_helper import Helper\nfrom pkg.registry import register\n\n\n@register('ngram')\n"
+    "class NgramEmbedding(Helper):\n    pass\n",  # registers itself where kept code may look it up
+    "from pkg.ngram_helper import Helper\n\n\nclass NgramEmbedding(Helper):\n    pass\n\n\nHelper.default = NgramEmbedding\n",
+])
+def test_a_plain_module_whose_import_runs_something_stays(tmp_path: Path, text: str) -> None:
+    reach = _reach_plain(tmp_path, text)
+    assert "pkg.ngram" in reach.kept and "pkg.ngram" not in reach.cut_by_rule
+
+
+def test_a_plain_module_whose_class_kept_code_builds_stays(tmp_path: Path) -> None:
+    reach = _reach_plain(tmp_path, PLAIN, "NgramEmbedding() if layer is None else isinstance(layer, NgramEmbedding)")
+    assert "pkg.ngram" in reach.kept
