@@ -139,6 +139,9 @@ class Folder:
         # (`MIMO_V2_MODEL_ARCHS = ()` once prune_architecture_literals took its architectures): `x in NAME`
         # is False, and `*NAME` unpacks nothing.
         self.empty_names: frozenset[str] = frozenset()
+        # Names bound the same way to a tuple or frozenset of string literals (`_GEMMA4_MODEL_TYPES = ("gemma4",
+        # ...)`): `x in NAME` tests as `x in ("gemma4", ...)` does (a served model_type, an architecture).
+        self.string_collections: dict[str, cst.Tuple] = {}
         # Attributes a class sets once, in __init__, to a constant, and reads only as `self.X` (module
         # attribute_constants): `self.use_aiter_fused_fp8_writer` reads False.
         self.attribute_constants: dict[str, Optional[bool]] = {}
@@ -475,6 +478,8 @@ class Folder:
         if value is None:
             # A test for a removed architecture folds only where that is safe; unlike a platform test
             # it is no finding when it cannot (the branch is dead code, not a wrong answer on CUDA).
+            if isinstance(right, cst.Name) and right.value in self.string_collections:
+                target = target.with_changes(comparator=self.string_collections[right.value])
             value = architecture_compare(left, target, self.table)
             if value is None:
                 value = self._served_compare(left, target)
@@ -563,6 +568,31 @@ def empty_constants(tree: cst.Module, folder: "Folder", single_file_words: Optio
     bindings = BindingCounts(folder)
     tree.visit(bindings)
     return frozenset(n for n in candidates if bindings.count.get(n) == 1)
+
+
+def string_collections(tree: cst.Module, folder: "Folder",
+                       single_file_words: Optional[frozenset[str]]) -> dict[str, cst.Tuple]:
+    """Names bound as empty_constants' are, but to a tuple or frozenset literal of strings only (`_GEMMA4_MODEL_TYPES
+    = ("gemma4", "gemma4_unified")`, `frozenset({"A", "B"})`): name -> the strings as a tuple. Neither can
+    change, so `x in NAME` is `x in ("gemma4", "gemma4_unified")`."""
+    candidates = {}
+    for _, name, value in _single_bindings(tree.body):
+        if not (name.startswith("_") or (single_file_words is not None and name in single_file_words)):
+            continue
+        if (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "frozenset"
+                and len(value.args) == 1 and not value.args[0].keyword and not value.args[0].star):
+            value = value.args[0].value
+        elif not isinstance(value, cst.Tuple):
+            continue
+        if not isinstance(value, (cst.Tuple, cst.Set, cst.List)) or not value.elements:
+            continue
+        if all(isinstance(e, cst.Element) and _string(e.value) is not None for e in value.elements):
+            candidates[name] = cst.Tuple([cst.Element(e.value) for e in value.elements])
+    if not candidates:
+        return {}
+    bindings = BindingCounts(folder)
+    tree.visit(bindings)
+    return {n: t for n, t in candidates.items() if bindings.count.get(n) == 1}
 
 
 def _single_bindings(statements) -> list[tuple[int, str, cst.BaseExpression]]:
@@ -691,6 +721,7 @@ class PredicateScope:
         self.folder.flags = module_flags(tree)
         self.folder.none_names = none_constants(tree, self.folder)
         self.folder.empty_names = empty_constants(tree, self.folder, self.inputs.single_file_words)
+        self.folder.string_collections = string_collections(tree, self.folder, self.inputs.single_file_words)
         before = original if original is not None else tree
         self.folder.constants = module_constants(before, self.folder)
         self._served_locals = served_locals(before, self.folder)
@@ -701,6 +732,7 @@ class PredicateScope:
         self.folder.constant_calls, self.folder.constant_methods = constant_calls(
             tree, module or "", package, self.inputs, self.folder)
         widen = (dead | self.folder.none_names | self.folder.empty_names | frozenset(self.folder.constants)
+                 | frozenset(self.folder.string_collections)
                  | frozenset(self.folder.attribute_constants) | frozenset(self.folder.constant_calls)
                  | frozenset(self.folder.constant_methods)
                  | frozenset(name for served in self._served_locals.values() for name in served))

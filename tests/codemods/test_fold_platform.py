@@ -863,6 +863,9 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             k2 = self.hf_config.model_type in ("kimi_k2", "gpt_oss")
             task = self.model_type == "embedding"  # not the checkpoint's model_type: stays
             vision = self.vision_config.model_type == "siglip"  # a sub-config's: stays
+            qwen = config.model_type in {"qwen2_vl", "sarashina2_vision"}  # a config loaded for the checkpoint
+            mini = getattr(config, "model_type", None) == "minicpmv" and old
+            v41 = config.model_type == "deepseek_v41"
             """,
             """
             self.is_gpt_oss = False
@@ -873,6 +876,49 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             k2 = self.hf_config.model_type in ("kimi_k2", "gpt_oss")
             task = self.model_type == "embedding"  # not the checkpoint's model_type: stays
             vision = self.vision_config.model_type == "siglip"  # a sub-config's: stays
+            qwen = False  # a config loaded for the checkpoint
+            mini = False
+            v41 = config.model_type == "deepseek_v41"
+            """,
+            inputs=self.inputs(),
+        )
+
+    def test_a_named_tuple_of_strings_tests_as_its_literal(self) -> None:
+        """0.5.23 hf_transformers/config.py: `config.model_type in _GEMMA4_MODEL_TYPES`, a private tuple bound
+        once, tests as the literal does; a name bound twice, a list (it can grow), or a public name another
+        file may rebind (single_file_words unknown here) stays."""
+        self.assertCodemod(
+            """
+            _GEMMA4_MODEL_TYPES = (
+                "gemma4",
+                "gemma4_unified",
+            )
+            _MIXED = frozenset({"deepseek_v3", "glm5"})
+            _GROWS = ["gemma4"]
+            PUBLIC = ("gemma4",)
+            _TWICE = ("gemma4",)
+            _TWICE = ("glm5",)
+            gemma = config.model_type in _GEMMA4_MODEL_TYPES
+            mixed = config.model_type in _MIXED
+            grows = config.model_type in _GROWS
+            public = config.model_type not in PUBLIC
+            twice = config.model_type in _TWICE
+            """,
+            """
+            _GEMMA4_MODEL_TYPES = (
+                "gemma4",
+                "gemma4_unified",
+            )
+            _MIXED = frozenset({"deepseek_v3", "glm5"})
+            _GROWS = ["gemma4"]
+            PUBLIC = ("gemma4",)
+            _TWICE = ("gemma4",)
+            _TWICE = ("glm5",)
+            gemma = False
+            mixed = config.model_type in _MIXED
+            grows = config.model_type in _GROWS
+            public = config.model_type not in PUBLIC
+            twice = config.model_type in _TWICE
             """,
             inputs=self.inputs(),
         )
