@@ -88,12 +88,11 @@ def release_pins(upstream_root: Path) -> dict[str, str]:
 def requirements_for(upstream_root: Path | None, base: list[str] | None = None) -> list[str]:
     """The base list with the release's own exact pins in place of the lines that name the same
     distribution (a line the release does not pin stays as written; nothing is added). torch stays
-    the base's, whatever the release pins: verify imports on a CPU machine, and the only CPU build
-    offline is the base's (torch 2.13.0 on pip's find-links); a release's torch 2.14.1 exists only
-    as the CUDA build, 5.5 GB installed, a fifth of a CI machine's free disk on a bad day (a run
-    failed on it), and 0.5.16/0.5.17's torch 2.11 is the GPU machines' build, with no CPU wheel at
-    all. `release_pins` still names the release's torch pin, so the report says what was not
-    installed (`held_pins`)."""
+    the base's (`HELD`), whatever the release pins: verify imports on a CPU machine, and the only CPU
+    build offline is the base's (torch 2.13.0 on pip's find-links). 0.5.22+'s torch 2.14.1 exists
+    only as the CUDA build, 5.5 GB installed (session 25's CI ran out of disk installing it), and
+    0.5.16/0.5.17's torch 2.11 is the GPU machines' build, with no CPU wheel at all. The report
+    names the pin not taken (`held_pins`)."""
     base = read_requirements() if base is None else base
     pins = release_pins(upstream_root) if upstream_root is not None else {}
     out = []
