@@ -21,6 +21,7 @@ from shrinker.codemods.pipeline import FileItem, transform_files
 from shrinker.console import console
 from shrinker.errors import ShrinkError
 from shrinker.graph.constant_functions import constant_functions
+from shrinker.graph.returned_literals import returned_literals
 from shrinker.graph.discover import module_of
 from shrinker.graph.parse import count_lines
 from shrinker.graph.sources import method_definitions, name_table, python_sources, single_file_words
@@ -215,11 +216,14 @@ def _constant_call_work(batch: dict, tree: Path, inputs: CodemodInputs) -> dict[
     """The second round of a folding batch: the files that call a function of the folded tree's constant
     functions get the batch's fold and import codemods again (inputs now hold that table)."""
     inputs.constant_functions = constant_functions(tree)
+    inputs.returned_literals = returned_literals(tree)
     words = constant_words(inputs)
-    if not words:
+    literal_modules = set(inputs.returned_literals.attributes)
+    if not words and not literal_modules:
         return {}
-    calls = re.compile(r"\b(?:%s)\s*\(" % "|".join(map(re.escape, words)))
-    files = sorted(rel for rel, text in python_sources(tree) if calls.search(text))
+    calls = re.compile(r"\b(?:%s)\s*\(" % "|".join(map(re.escape, words))) if words else None
+    files = sorted(rel for rel, text in python_sources(tree)
+                   if (calls is not None and calls.search(text)) or module_of(rel) in literal_modules)
     wanted = ("fold_platform", "fold_features", "remove_dead_imports", "remove_unused_names")
     names = tuple(e["name"] for e in batch["codemods"] if e["name"] in wanted)
     return {names: files} if files else {}

@@ -145,6 +145,9 @@ class Folder:
         # Attributes a class sets once, in __init__, to a constant, and reads only as `self.X` (module
         # attribute_constants): `self.use_aiter_fused_fp8_writer` reads False.
         self.attribute_constants: dict[str, Optional[bool]] = {}
+        # Attributes whose every value is one of a few literals (graph/returned_literals):
+        # `self.chat_encoding_spec` holds "dsv41", "dsv4", "dsv32" or None, so `== "kimi_k3"` is False.
+        self.literal_attributes: dict[str, frozenset[Optional[str]]] = {}
         # Top-level names bound once, to a value a predicate decides, and nowhere else in the module
         # (`_is_gfx1250 = _is_hip and is_gfx1250_supported()`): each read is that constant.
         self.constants: dict[str, bool] = {}
@@ -455,6 +458,9 @@ class Folder:
         if isinstance(op, (cst.Is, cst.IsNot)) and none and isinstance(right, cst.Name) and right.value == "None":
             value = isinstance(op, cst.Is)
             return Fold(constant(value), value, True, True)
+        value = self._literal_compare(left, target)
+        if value is not None:
+            return Fold(constant(value), value, True, True)
         # a feature value rule (`fa_impl_ver == 4`, `mambaish_config(x) is None`) first, then platform strings
         value = never_compare(left, target, self._feature_rule) if self.table.features else None
         if value is not None:
@@ -488,6 +494,35 @@ class Folder:
         if not self.pure(node):
             return Fold(node, value, False, True)
         return Fold(constant(value), value, True, True)
+
+    def _literal_compare(self, left: cst.BaseExpression, target: cst.ComparisonTarget) -> Optional[bool]:
+        """`self.X == "kimi_k3"` (`!=`, `in (...)`, `is None`) of an attribute whose every value is known: decided
+        when the literals compared are none of its values, or hold all of them."""
+        if not (isinstance(left, cst.Attribute) and isinstance(left.value, cst.Name) and left.value.value == "self"):
+            return None
+        values = self.literal_attributes.get(left.attr.value)
+        if values is None:
+            return None
+        op, right = target.operator, target.comparator
+        if isinstance(op, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+            if isinstance(right, cst.Name) and right.value == "None":
+                texts: Optional[list] = [None]
+            else:
+                texts = [_string(right)] if _string(right) is not None and not isinstance(op, (cst.Is, cst.IsNot)) else None
+            positive = isinstance(op, (cst.Is, cst.Equal))
+        elif isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+            texts = [_string(e.value) for e in right.elements]
+            texts = texts if right.elements and all(t is not None for t in texts) else None
+            positive = isinstance(op, cst.In)
+        else:
+            return None
+        if texts is None:
+            return None
+        if not values & set(texts):
+            return not positive
+        if values <= set(texts):
+            return positive
+        return None
 
     def _served_compare(self, left: cst.BaseExpression, target: cst.ComparisonTarget) -> Optional[bool]:
         """A test of a local holding the served model_type, as the place it copies; `"KimiK3" in arch` of a
@@ -731,10 +766,12 @@ class PredicateScope:
                                                               attribute_vocabulary(self.inputs.rules))
         self.folder.constant_calls, self.folder.constant_methods = constant_calls(
             tree, module or "", package, self.inputs, self.folder)
+        literals = self.inputs.returned_literals
+        self.folder.literal_attributes = dict(literals.attributes.get(module or "", {})) if literals else {}
         widen = (dead | self.folder.none_names | self.folder.empty_names | frozenset(self.folder.constants)
                  | frozenset(self.folder.string_collections)
                  | frozenset(self.folder.attribute_constants) | frozenset(self.folder.constant_calls)
-                 | frozenset(self.folder.constant_methods)
+                 | frozenset(self.folder.constant_methods) | frozenset(self.folder.literal_attributes)
                  | frozenset(name for served in self._served_locals.values() for name in served))
         if widen and self._prune is not None:
             self._prune = re.compile(self._prune.pattern + "|" + "|".join(rf"\b{re.escape(n)}\b" for n in sorted(widen)))
@@ -868,6 +905,7 @@ def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re
     return _trigger_regex(tuple(p.name for p in platform.predicates) + tuple(p.name for p in platform.parameters)
                           + tuple(platform.attributes) + feature_words(inputs) + tuple(extra)
                           + constant_words(inputs)
+                          + (inputs.returned_literals.words() if inputs.returned_literals else ())
                           + _sorted_names(inputs.table.architectures)
                           + model_type_words(inputs.rules.architectures)
                           + served_words(inputs.rules.architectures)
@@ -1223,7 +1261,7 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
 
     def _operands(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """`node` with each boolean operand that folds as a value folded, the outermost first."""
-        if isinstance(node, (cst.BooleanOperation, cst.UnaryOperation)):
+        if isinstance(node, (cst.BooleanOperation, cst.UnaryOperation, cst.Comparison)):
             folded = self._value(node)
             if folded is not None:
                 return folded

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from shrinker.graph.constant_functions import ConstantReturn
+from shrinker.graph.returned_literals import LiteralTables
 from shrinker.rules.predicates import PredicateTable, profile_table
 from shrinker.rules.schema import Rules
 
@@ -63,6 +64,9 @@ class CodemodInputs:
     # module -> {function or `Class.method`: the bool it always returns} (graph/constant_functions; None =
     # not known: no call folds as a constant)
     constant_functions: Mapping[str, Mapping[str, ConstantReturn]] | None = None
+    # The literals functions return and attributes hold (graph/returned_literals; None = not known: read in
+    # the second round of a folding batch, on the folded tree).
+    returned_literals: LiteralTables | None = None
 
     def __post_init__(self) -> None:
         if self.table is None:

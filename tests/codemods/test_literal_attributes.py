@@ -1,0 +1,89 @@
+"""Tests of attributes whose every value is a known literal (graph/returned_literals, Folder._literal_compare):
+`self.chat_encoding_spec == "kimi_k3"` is False when the spec is one of "dsv41", "dsv4", "dsv32" or None."""
+
+from __future__ import annotations
+
+import textwrap
+
+from shrinker.codemods.inputs import CodemodInputs, Removed
+from shrinker.codemods.pipeline import transform_source
+from shrinker.graph.returned_literals import LiteralTables
+from shrinker.rules.load import load_rules
+
+SPEC = frozenset({"dsv41", "dsv4", "dsv32", None})
+CODEMODS = ["fold_platform", "remove_dead_imports", "remove_unused_names"]
+
+
+def run(code: str, attributes: dict | None = None) -> str:
+    tables = LiteralTables(attributes={"sglang.srt.x": {"chat_encoding_spec": SPEC} if attributes is None else attributes})
+    inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed(origins={}, imported={}),
+                           single_file_words=frozenset(), returned_literals=tables)
+    code = textwrap.dedent(code)
+    result = transform_source(code, path="sglang/srt/x.py", module="sglang.srt.x", inputs=inputs, codemods=CODEMODS)
+    assert result.status in ("success", "skip"), result.error
+    again = transform_source(result.code, path="sglang/srt/x.py", module="sglang.srt.x", inputs=inputs,
+                             codemods=CODEMODS)
+    assert again.code == result.code, "not idempotent"
+    assert not result.findings, result.findings
+    return result.code
+
+
+def test_a_literal_no_value_matches_folds_in_every_position() -> None:
+    out = run('''
+        class Chat:
+            def render(self, messages, request):
+                # Kimi K3 renders its own placeholders
+                if self.chat_encoding_spec == "kimi_k3":
+                    messages = neutralize(messages)
+                build(request, handles_format=self.chat_encoding_spec == "kimi_k3")
+                strict = True if self.chat_encoding_spec != "kimi_k3" else request.strict
+                if self.chat_encoding_spec in ("inkling", "kimi_k3"):
+                    return None
+                collects_media = (
+                    self._adapter.collects_media
+                    if self._adapter is not None
+                    else self.chat_encoding_spec == "kimi_k3"
+                )
+                return messages, collects_media
+        ''')
+    assert "kimi_k3" not in out and "inkling" not in out
+    assert "build(request, handles_format=False)" in out
+    assert "strict = True\n" in out and "return messages, collects_media" in out
+    assert "else False\n" in out
+
+
+def test_a_value_it_may_hold_stays_undecided() -> None:
+    code = '''
+        class Chat:
+            def render(self, messages):
+                if self.chat_encoding_spec == "dsv32":
+                    return encode_v32(messages)
+                if self.chat_encoding_spec is None:
+                    return template(messages)
+                return messages
+        '''
+    assert run(code) == textwrap.dedent(code)
+
+
+def test_every_value_in_the_literals_decides_true() -> None:
+    out = run('''
+        class Chat:
+            def render(self, messages):
+                if self.mode in ("plain", "json"):
+                    return messages
+                return None
+        ''', attributes={"mode": frozenset({"plain"})})
+    assert out.strip().endswith("return messages") and "None" not in out
+
+
+def test_not_self_or_not_in_the_table_stays() -> None:
+    code = '''
+        class Chat:
+            def render(self, other):
+                if other.chat_encoding_spec == "kimi_k3":
+                    return 1
+                if self.spec == "kimi_k3":
+                    return 2
+                return 3
+        '''
+    assert run(code) == textwrap.dedent(code)
