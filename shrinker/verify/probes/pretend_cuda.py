@@ -6,14 +6,15 @@ SPEC (rules/<profile>-verify.toml [pretend]):
     {"gpu": {"name", "capability": [major, minor], "memory_bytes", "count", "sm_count", "cuda_version"},
      "import_first": [third-party packages imported on the real CPU build first],
      "stub_modules": [compiled-ops modules and CUDA-only packages, stubbed when absent],
-     "op_namespaces": [torch.ops namespaces the kernel package registers]}
+     "op_namespaces": [torch.ops namespaces the kernel package registers],
+     "cuda_only_bindings": [the CUDA build's `torch._C` bindings modules bind at import, absent on CPU]}
 
 The pruned tree folds its platform checks to "CUDA", so on CPU its modules call torch.cuda and load
 the kernel package's compiled ops at import where upstream takes its CPU branch. Both trees are
 imported under this same pretence, which keeps the comparison differential:
 - torch.cuda answers as the GPU in SPEC (availability, count, name, capability, properties, memory);
   CUDA's lazy init is skipped, so objects such as streams and events can be *named*, and so can the
-  CUDA build's `torch._C` bindings the CPU build lacks (CUDA_ONLY_BINDINGS);
+  CUDA build's `torch._C` bindings the CPU build lacks (`cuda_only_bindings`);
 - compiled extensions under ROOTS (sgl_kernel's .so files) and the `stub_modules` load as stub
   modules, and torch.ops.<op_namespaces>.<op> resolves; every attribute of those is a MagicMock,
   so nothing compiled is loaded and nothing is computed for real (a call returns another mock).
@@ -62,10 +63,7 @@ class StubFinder(importlib.abc.MetaPathFinder):
         return None
 
 
-CUDA_ONLY_BINDINGS = ("_cuda_getCurrentRawStream",)
-
-
-def _pretend_torch_cuda(gpu: dict) -> None:
+def _pretend_torch_cuda(gpu: dict, cuda_only_bindings: list[str]) -> None:
     import torch
 
     major, minor = gpu["capability"]
@@ -91,7 +89,7 @@ def _pretend_torch_cuda(gpu: dict) -> None:
     mock.patch.object(torch.version, "cuda", gpu.get("cuda_version", "12.9")).start()
     # The CUDA build's own bindings that the CPU build lacks, which modules bind at import
     # (`_get_current_stream_raw = torch._C._cuda_getCurrentRawStream`): named, never called here.
-    for name in CUDA_ONLY_BINDINGS:
+    for name in cuda_only_bindings:
         if not hasattr(torch._C, name):
             mock.patch.object(torch._C, name, mock.MagicMock(name=f"torch._C.{name}"), create=True).start()
 
@@ -146,7 +144,7 @@ def install(spec: dict, roots: list[str] | None = None) -> None:
             importlib.import_module(name)
         except ImportError:
             pass  # absent here: whoever needs it fails alike in both trees
-    _pretend_torch_cuda(spec["gpu"])
+    _pretend_torch_cuda(spec["gpu"], spec.get("cuda_only_bindings", []))
     if roots is None:
         roots = [r for r in os.environ.get("PYTHONPATH", "").split(os.pathsep) if r]
     _stub_ops(spec.get("op_namespaces", []), roots)

@@ -15,7 +15,8 @@ from shrinker.verify.tree import SourceTree
 
 PROBES = Path(imports.__file__).parent / "probes"
 SPEC = {"gpu": {"name": "NVIDIA H100 80GB HBM3", "capability": [9, 0], "memory_bytes": 85029158912},
-        "stub_modules": ["common_ops"], "op_namespaces": ["sgl_kernel"]}
+        "stub_modules": ["common_ops"], "op_namespaces": ["sgl_kernel"],
+        "cuda_only_bindings": ["_cuda_getCurrentRawStream"]}
 # What a CUDA-only module does at import: ask the device, import compiled ops (a top-level module and
 # a .so in its own package), look up a torch.ops op, register a fake for it.
 KERNELS = '''\
