@@ -22,6 +22,7 @@ from shrinker.console import console
 from shrinker.errors import ShrinkError
 from shrinker.graph.constant_functions import constant_functions
 from shrinker.graph.returned_literals import returned_literals
+from shrinker.graph.unset_attributes import unset_attributes
 from shrinker.graph.discover import module_of
 from shrinker.graph.parse import count_lines
 from shrinker.graph.sources import method_definitions, name_table, python_sources, single_file_words
@@ -189,10 +190,12 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
     removed = _removed_through(plan, number, tree, batch_class_globs(rules, batch))
     methods = method_definitions(tree)
     folds = _folds(batch)
+    words = single_file_words(tree) if folds else None
     inputs = CodemodInputs(rules=rules, removed=removed, defined_methods=frozenset(methods),
                            shared_methods=frozenset(n for n, c in methods.items() if c > 1),
                            table=batch_table(rules, batch, removed),
-                           single_file_words=single_file_words(tree) if folds else None,
+                           single_file_words=words,
+                           unset_attributes=unset_attributes(tree, words) if folds else None,
                            backend_methods=(name_table(tree, rules.platform.backend_methods)
                                             if rules.platform.backend_methods else None),
                            constant_functions=constant_functions(tree) if folds else None)

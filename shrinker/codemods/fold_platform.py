@@ -148,6 +148,9 @@ class Folder:
         # Attributes whose every value is one of a few literals (graph/returned_literals):
         # `self.chat_encoding_spec` holds "dsv41", "dsv4", "dsv32" or None, so `== "kimi_k3"` is False.
         self.literal_attributes: dict[str, frozenset[Optional[str]]] = {}
+        # Private attributes nothing in the kept tree sets (graph/unset_attributes): `getattr(self,
+        # "_kimi_split_gguf_kv_b", False)` is its default.
+        self.unset_attributes: frozenset[str] = inputs.unset_attributes or frozenset()
         # Top-level names bound once, to a value a predicate decides, and nowhere else in the module
         # (`_is_gfx1250 = _is_hip and is_gfx1250_supported()`): each read is that constant.
         self.constants: dict[str, bool] = {}
@@ -228,7 +231,8 @@ class Folder:
                 return Fold(constant(value), value, True, True)
         elif isinstance(node, cst.Call):
             folded = (self._fold_call(node) or self._fold_constant_call(node) or self._fold_isinstance(node)
-                      or self._fold_hasattr(node) or self._fold_device_probe(node) or self._fold_any_all(node))
+                      or self._fold_hasattr(node) or self._fold_device_probe(node) or self._fold_any_all(node)
+                      or self._fold_unset_attribute(node))
             if folded is not None:
                 return folded
         elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
@@ -332,6 +336,25 @@ class Folder:
         if platform_attribute_probe(node, self.table.platform) is None:
             return None
         return Fold(constant(False), False, self.pure(node.args[0].value), True)
+
+    def _fold_unset_attribute(self, node: cst.Call) -> Optional[Fold]:
+        """`getattr(self, "_kimi_split_gguf_kv_b", False)` of an attribute nothing sets is its default (a
+        literal True, False or None); `hasattr(self, "_x")` is False."""
+        if not (self.unset_attributes and isinstance(node.func, cst.Name) and node.func.value in ("getattr", "hasattr")
+                and not self.is_param(node.func.value) and all(not a.keyword and not a.star for a in node.args)):
+            return None
+        wanted = 3 if node.func.value == "getattr" else 2
+        if len(node.args) != wanted or not (isinstance(node.args[0].value, cst.Name)
+                                            and node.args[0].value.value == "self"):
+            return None
+        if _string(node.args[1].value) not in self.unset_attributes:
+            return None
+        if wanted == 2:
+            return Fold(constant(False), False, True, True)
+        default = node.args[2].value
+        if not (isinstance(default, cst.Name) and default.value in ("True", "False", "None")):
+            return None
+        return Fold(cst.Name(default.value), default.value == "True", True, True)
 
     def _fold_device_probe(self, node: cst.Call) -> Optional[Fold]:
         """`torch.xpu.is_available()` ([platform].device_probes): no such device on CUDA."""
@@ -906,6 +929,7 @@ def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re
                           + tuple(platform.attributes) + feature_words(inputs) + tuple(extra)
                           + constant_words(inputs)
                           + (inputs.returned_literals.words() if inputs.returned_literals else ())
+                          + tuple(sorted(inputs.unset_attributes or ()))
                           + _sorted_names(inputs.table.architectures)
                           + model_type_words(inputs.rules.architectures)
                           + served_words(inputs.rules.architectures)

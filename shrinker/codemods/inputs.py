@@ -67,6 +67,9 @@ class CodemodInputs:
     # The literals functions return and attributes hold (graph/returned_literals; None = not known: read in
     # the second round of a folding batch, on the folded tree).
     returned_literals: LiteralTables | None = None
+    # Private attributes nothing in the kept tree sets, read as `getattr(self, "_x", default)` (graph/
+    # unset_attributes; None = not known).
+    unset_attributes: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if self.table is None:

@@ -1,5 +1,6 @@
-"""Tests of attributes whose every value is a known literal (graph/returned_literals, Folder._literal_compare):
-`self.chat_encoding_spec == "kimi_k3"` is False when the spec is one of "dsv41", "dsv4", "dsv32" or None."""
+"""Attributes whose value the tree decides: one of known literals (graph/returned_literals, Folder._literal_compare:
+`self.chat_encoding_spec == "kimi_k3"` is False when the spec is one of "dsv41", "dsv4", "dsv32" or None), or
+nothing at all (graph/unset_attributes: `getattr(self, "_kimi_split_gguf_kv_b", False)` is False)."""
 
 from __future__ import annotations
 
@@ -87,3 +88,29 @@ def test_not_self_or_not_in_the_table_stays() -> None:
                 return 3
         '''
     assert run(code) == textwrap.dedent(code)
+
+
+def test_an_attribute_nothing_sets_reads_its_default() -> None:
+    inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed(origins={}, imported={}),
+                           single_file_words=frozenset(), unset_attributes=frozenset({"_kimi_split_gguf_kv_b"}))
+    code = textwrap.dedent('''
+        class Attention:
+            def absorb(self, q, other):
+                # GGUF split kv_b (Kimi K3)
+                if getattr(self, "_kimi_split_gguf_kv_b", False):
+                    return gguf_bmm(q)
+                elif hasattr(self, "_kimi_split_gguf_kv_b"):
+                    return None
+                if getattr(other, "_kimi_split_gguf_kv_b", False):
+                    return other
+                fused = not getattr(self, "_kimi_split_gguf_kv_b", True) and q.is_contiguous()
+                return torch.bmm(q, self.w_kc), fused
+        ''')
+    result = transform_source(code, path="sglang/srt/x.py", module="sglang.srt.x", inputs=inputs, codemods=CODEMODS)
+    assert result.status == "success" and not result.findings, result.findings
+    assert "gguf_bmm" not in result.code and "return None" not in result.code
+    assert 'getattr(other, "_kimi_split_gguf_kv_b", False)' in result.code  # another object: may carry it
+    assert "fused = not True and q.is_contiguous()" not in result.code and "fused = False" in result.code
+    again = transform_source(result.code, path="sglang/srt/x.py", module="sglang.srt.x", inputs=inputs,
+                             codemods=CODEMODS)
+    assert again.code == result.code
