@@ -12,7 +12,8 @@ Rule-free and exact, read with `ast` from the tree's text:
   level of its class's `__init__` (no `return` there, no read of `self.X` before it); other stores of `.X` must
   be `self.X = ...` in methods of classes that share no subclass with it (by class names across the tree:
   OpenAIServingDecisions beside OpenAIServingChat); no file naming X sets attributes by name (`setattr(`,
-  `__dict__[`, `vars(`). The attribute's set holds in its module when every `self.X` there is read in a method
+  `__dict__[`, `vars(`), and no class related to it defines the name in its body (a property, a method, a class
+  attribute). The attribute's set holds in its module when every `self.X` there is read in a method
   of that class or a subclass.
 """
 
@@ -25,17 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
-from shrinker.graph.bindings import dotted, names_bound_by
+from shrinker.graph.bindings import dotted, names_bound_by, target_names
 from shrinker.graph.discover import module_of
-from shrinker.graph.sources import python_sources
+from shrinker.graph.sources import identifiers, method_definitions, python_sources
 
 Literal = Optional[str]
 _CACHES = frozenset({"lru_cache", "cache", "functools.lru_cache", "functools.cache"})
 _LITERAL_RETURN = re.compile(r"^\s+return\s+[rbuRBU]?[\"']", re.MULTILINE)
 # Attributes set by a computed name (a `setattr` whose name is no literal, `__dict__[...]`, `vars(...)`).
 _BY_NAME = re.compile(r"\bsetattr\(\s*[^,()]+,(?!\s*[rbuRBU]?[\"'])|__dict__\[|\bvars\(")
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-_METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 
 
 @dataclass
@@ -60,9 +59,7 @@ class _Function:
 def returned_literals(tree: Path) -> LiteralTables:
     texts = dict(python_sources(tree))
     modules = {module_of(rel): rel for rel in texts if module_of(rel)}
-    methods: Counter[str] = Counter()
-    for text in texts.values():
-        methods.update(_METHOD_DEF.findall(text))
+    methods = method_definitions(tree, texts.values())
     parsed: dict[str, ast.Module] = {}
 
     def parse(module: str) -> Optional[ast.Module]:
@@ -199,7 +196,7 @@ def _resolve(functions: dict[Ref, _Function]) -> dict[Ref, frozenset[Literal]]:
 def _attributes(tables: LiteralTables, resolved: dict[Ref, frozenset[Literal]], texts: dict[str, str],
                 modules: dict[str, str], parse, methods: Counter) -> None:
     hierarchy = _class_children(texts.values())
-    words = {module: frozenset(_IDENTIFIER.findall(texts[rel])) for module, rel in modules.items()}
+    words = {module: frozenset(identifiers(texts[rel])) for module, rel in modules.items()}
     for module in sorted({m for m, _ in resolved}):
         module_ast = parse(module)
         if module_ast is None:
@@ -263,7 +260,17 @@ def _only_store(name: str, cls: str, store: ast.Attribute, texts: dict[str, str]
             if not (in_method and _self_attribute(node) and owner is not None
                     and not (_descendants(owner, hierarchy) & family)):
                 return False
+        if any(_descendants(c.name, hierarchy) & family and _class_binds(c, name)
+               for c in ast.walk(module_ast) if isinstance(c, ast.ClassDef)):
+            return False  # a property, method or class attribute of that name in a related class
     return True
+
+
+def _class_binds(cls: ast.ClassDef, name: str) -> bool:
+    """The class body defines `name` (a method, a property, a class attribute, a descriptor)."""
+    return any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name
+               or isinstance(s, ast.Assign) and any(name in target_names(t) for t in s.targets)
+               or isinstance(s, ast.AnnAssign) and name in target_names(s.target) for s in cls.body)
 
 
 def _read_in_family(module_ast: ast.Module, name: str, family: set[str]) -> bool:

@@ -6,7 +6,7 @@ import ast
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Optional
+from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from shrinker.graph.discover import IMPORT_ROOTS
 
@@ -32,23 +32,28 @@ def tree_source_reader(tree: Path, module_path: Mapping[str, str]) -> Callable[[
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
+def identifiers(text: str) -> set[str]:
+    """Every word of a source text that could be an identifier (names, attributes, strings, comments)."""
+    return set(_IDENTIFIER.findall(text))
+
+
 def single_file_words(tree: Path) -> frozenset[str]:
     """Identifiers (any word of the source text: names, attributes, strings, comments) that occur in one
     .py file of `tree` only."""
     files: Counter[str] = Counter()
     for _, text in python_sources(tree):
-        files.update(set(_IDENTIFIER.findall(text)))
+        files.update(identifiers(text))
     return frozenset(word for word, n in files.items() if n == 1)
 
 
 _METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 
 
-def method_definitions(tree: Path) -> Counter[str]:
-    """How often each name is defined as an indented `def` across the tree: a method (over-approximated:
-    nested functions count too, which only keeps more methods and reports more strings)."""
+def method_definitions(tree: Path, texts: Optional[Iterable[str]] = None) -> Counter[str]:
+    """How often each name is defined as an indented `def` across the tree (or `texts`, its sources): a method
+    (over-approximated: nested functions count too, which only keeps more methods and reports more strings)."""
     counts: Counter[str] = Counter()
-    for _, text in python_sources(tree):
+    for text in (t for _, t in python_sources(tree)) if texts is None else texts:
         counts.update(_METHOD_DEF.findall(text))
     return counts
 

@@ -159,3 +159,16 @@ def test_a_read_before_the_store_or_in_a_nested_function_leaves_it_out(tmp_path:
     for serving in (early, nested):
         tables = returned_literals(tree_of(tmp_path, {**files(), "pkg/serving.py": serving}))
         assert "spec" not in tables.attributes.get("pkg.serving", {})
+
+
+def test_a_property_of_that_name_in_a_subclass_leaves_it_out(tmp_path: Path) -> None:
+    for body in ('''
+            @property
+            def spec(self):
+                return "kimi_k3"
+        ''', '''
+            spec = property(lambda self: "kimi_k3")
+        '''):
+        extra = "from pkg.serving import Chat\n\n\nclass Kimi(Chat):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+        tables = returned_literals(tree_of(tmp_path, files(extra=extra)))
+        assert "spec" not in tables.attributes.get("pkg.serving", {}), body
