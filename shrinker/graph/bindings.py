@@ -79,3 +79,15 @@ def imports_package(node: ast.AST, packages: frozenset[str]) -> bool:
     if isinstance(node, ast.ImportFrom):
         return node.level == 0 and (node.module or "").split(".")[0] in packages
     return False
+
+
+def own_nodes(stmt: ast.AST):
+    """The nodes of `stmt`, not entering nested functions, lambdas or classes (their returns are theirs)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        return
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(c for c in ast.iter_child_nodes(node)
+                     if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from shrinker.graph.bindings import dotted, names_bound_by
+from shrinker.graph.bindings import dotted, names_bound_by, own_nodes
 from shrinker.graph.discover import module_of
 from shrinker.graph.sources import python_sources
 
@@ -88,7 +88,7 @@ def _constant_return(function: ast.FunctionDef) -> ConstantReturn | None:
         before.append(stmt)
     else:
         return None
-    if any(isinstance(n, ast.Return) for s in before for n in _own_nodes(s)):
+    if any(isinstance(n, ast.Return) for s in before for n in own_nodes(s)):
         return None
     value, read = _bool_value(stmt.value)
     if value is None:
@@ -135,17 +135,6 @@ def _reads_only(node: ast.expr) -> bool:
                               ast.boolop, ast.unaryop, ast.cmpop, ast.Slice))
                for n in ast.walk(node))
 
-
-def _own_nodes(stmt: ast.stmt):
-    """The nodes of `stmt`, not entering nested functions, lambdas or classes (their returns are theirs)."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return
-    stack: list[ast.AST] = [stmt]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(c for c in ast.iter_child_nodes(node)
-                     if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
 
 
 def _callee(node: ast.expr) -> ast.expr:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
-from shrinker.graph.bindings import dotted, names_bound_by, target_names
+from shrinker.graph.bindings import dotted, names_bound_by, own_nodes, target_names
 from shrinker.graph.discover import module_of
 from shrinker.graph.sources import identifiers, method_definitions, python_sources
 
@@ -143,7 +143,7 @@ def _function(fn: ast.FunctionDef, module: str, cls: Optional[str], imports: dic
     if not all(dotted(d.func if isinstance(d, ast.Call) else d) in _CACHES for d in fn.decorator_list):
         return None
     found = _Function()
-    returns = [n for stmt in fn.body for n in _own_nodes(stmt) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom,
+    returns = [n for stmt in fn.body for n in own_nodes(stmt) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom,
                                                                                    ast.Await))]
     if not returns or any(not isinstance(n, ast.Return) for n in returns):
         return None
@@ -207,7 +207,7 @@ def _attributes(tables: LiteralTables, resolved: dict[Ref, frozenset[Literal]], 
         imports = _imports(module_ast, module, modules)
         for cls in (s for s in module_ast.body if isinstance(s, ast.ClassDef)):
             inits = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"]
-            if len(inits) != 1 or any(isinstance(n, ast.Return) for s in inits[0].body for n in _own_nodes(s)):
+            if len(inits) != 1 or any(isinstance(n, ast.Return) for s in inits[0].body for n in own_nodes(s)):
                 continue
             for position, stmt in enumerate(inits[0].body):
                 if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _self_attribute(stmt.targets[0])):
@@ -330,15 +330,3 @@ def _descendants(cls: str, children: dict[str, set[str]]) -> set[str]:
                 out.add(child)
                 stack.append(child)
     return out
-
-
-def _own_nodes(stmt: ast.AST):
-    """The nodes of `stmt`, not entering nested functions, lambdas or classes."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-        return
-    stack: list[ast.AST] = [stmt]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(c for c in ast.iter_child_nodes(node)
-                     if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
