@@ -205,7 +205,8 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
     edited_removed = _run_codemods(work, tree, inputs, number, outcome, failures, findings, later, jobs=jobs)
     if folds:
         # A function the fold just made constant (`return is_hip() and ...` -> `return False`) folds at the
-        # call sites of every module in a second round, which reads the table of the folded tree.
+        # call sites of every module in a second round, which reads the tables of the folded tree; so does an
+        # attribute whose literals the fold just narrowed (`self.chat_encoding_spec` without "kimi_k3").
         edited_removed += _run_codemods(_constant_call_work(batch, tree, inputs), tree, inputs, number, outcome,
                                         failures, findings, later, jobs=jobs, label="constant calls: ")
     outcome.lines_removed = sum(before.values()) + edited_removed
@@ -217,7 +218,8 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
 
 def _constant_call_work(batch: dict, tree: Path, inputs: CodemodInputs) -> dict[tuple[str, ...], list[str]]:
     """The second round of a folding batch: the files that call a function of the folded tree's constant
-    functions get the batch's fold and import codemods again (inputs now hold that table)."""
+    functions, and the modules whose attributes hold known literals (graph/returned_literals), get the batch's
+    fold and import codemods again (inputs now hold those tables)."""
     inputs.constant_functions = constant_functions(tree)
     inputs.returned_literals = returned_literals(tree)
     words = constant_words(inputs)
