@@ -26,7 +26,7 @@ from shrinker.graph.bindings import dotted, names_bound_by, own_nodes
 from shrinker.graph.discover import module_of
 from shrinker.graph.sources import python_sources
 
-_CACHES = frozenset({"lru_cache", "cache", "functools.lru_cache", "functools.cache"})
+CACHES = frozenset({"lru_cache", "cache", "functools.lru_cache", "functools.cache"})
 _EMPTY = re.compile(r"\bin\s*(?:\(\s*\)|\[\s*\]|frozenset\(\s*\)|set\(\s*\))")
 _BOOL_RETURN = re.compile(r"^\s+return\s*\(?\s*(?:True|False)\s*\)?\s*$|^\s+return\s*\(\s*$", re.MULTILINE)
 
@@ -77,7 +77,7 @@ def constant_functions(tree: Path) -> dict[str, dict[str, ConstantReturn]]:
 
 
 def _constant_return(function: ast.FunctionDef) -> ConstantReturn | None:
-    if not all(dotted(_callee(d)) in _CACHES for d in function.decorator_list):
+    if not all(dotted(_callee(d)) in CACHES for d in function.decorator_list):
         return None
     if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(function)):
         return None

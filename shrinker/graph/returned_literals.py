@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from shrinker.graph.bindings import dotted, names_bound_by, own_nodes, target_names
+from shrinker.graph.constant_functions import CACHES
 from shrinker.graph.discover import module_of
 from shrinker.graph.sources import identifiers, method_definitions, python_sources
 
 Literal = Optional[str]
-_CACHES = frozenset({"lru_cache", "cache", "functools.lru_cache", "functools.cache"})
 _LITERAL_RETURN = re.compile(r"^\s+return\s+[rbuRBU]?[\"']", re.MULTILINE)
 # Attributes set by a computed name (a `setattr` whose name is no literal, `__dict__[...]`, `vars(...)`).
 _BY_NAME = re.compile(r"\bsetattr\(\s*[^,()]+,(?!\s*[rbuRBU]?[\"'])|__dict__\[|\bvars\(")
@@ -140,7 +140,7 @@ def _imports(module_ast: ast.Module, module: str, modules: dict) -> dict[str, tu
 
 def _function(fn: ast.FunctionDef, module: str, cls: Optional[str], imports: dict, bound: Counter,
               methods: Counter) -> Optional[_Function]:
-    if not all(dotted(d.func if isinstance(d, ast.Call) else d) in _CACHES for d in fn.decorator_list):
+    if not all(dotted(d.func if isinstance(d, ast.Call) else d) in CACHES for d in fn.decorator_list):
         return None
     found = _Function()
     returns = [n for stmt in fn.body for n in own_nodes(stmt) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom,
