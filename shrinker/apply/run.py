@@ -11,7 +11,7 @@ from pathlib import Path
 
 from shrinker import paths
 from shrinker.apply.deferral import defer_dead_functions
-from shrinker.rules.predicates import PredicateTable, feature_class_globs
+from shrinker.rules.predicates import PredicateTable, attribute_vocabulary, feature_class_globs
 from shrinker.apply.gate import GateResult, missing_names, run_gate, unresolved_imports
 from shrinker.apply.worktree import applied_batches, commit_all, keep_on_branch, open_worktree, roll_back
 from shrinker.apply.platform_references import PlatformReferences, model_references, platform_references
@@ -21,6 +21,7 @@ from shrinker.codemods.pipeline import FileItem, transform_files
 from shrinker.console import console
 from shrinker.errors import ShrinkError
 from shrinker.graph.constant_functions import constant_functions
+from shrinker.graph.constant_parameters import ConstantParameters, constant_parameters
 from shrinker.graph.returned_literals import returned_literals
 from shrinker.graph.unset_attributes import unset_attributes
 from shrinker.graph.discover import module_of
@@ -198,7 +199,8 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
                            unset_attributes=unset_attributes(tree, words) if folds else None,
                            backend_methods=(name_table(tree, rules.platform.backend_methods)
                                             if rules.platform.backend_methods else None),
-                           constant_functions=constant_functions(tree) if folds else None)
+                           constant_functions=constant_functions(tree) if folds else None,
+                           constant_parameters=tree_constant_parameters(tree, rules) if folds else None)
     failures, findings = [], []
     later = _deleted_after(plan, number)
     work = _codemod_work(batch, tree, _importers_of_lost_names(tree, inputs.removed))
@@ -209,6 +211,10 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
         # attribute whose literals the fold just narrowed (`self.chat_encoding_spec` without "kimi_k3").
         edited_removed += _run_codemods(_constant_call_work(batch, tree, inputs), tree, inputs, number, outcome,
                                         failures, findings, later, jobs=jobs, label="constant calls: ")
+        # A parameter that round's fold left unread leaves its signature and every call, in a third round.
+        inputs.constant_parameters = tree_constant_parameters(tree, rules)
+        edited_removed += _run_codemods(_parameter_work(tree, inputs.constant_parameters), tree, inputs, number,
+                                        outcome, failures, findings, later, jobs=jobs, label="constant parameters: ")
     outcome.lines_removed = sum(before.values()) + edited_removed
     return gate_and_commit(repo, tree, plan, number, rules, outcome, failures, findings,
                            f"shrink: batch {number} — {batch['name']}", start, dry_run=dry_run, baseline=baseline,
@@ -216,22 +222,46 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
                            keep_failed=keep_failed)
 
 
+def tree_constant_parameters(tree: Path, rules) -> ConstantParameters:
+    """The tree's constant parameters (graph/constant_parameters) among those named for another platform or
+    model family (the profile's vocabulary, or a platform predicate's name: `is_cpu`): only those, since code
+    outside the tree may call a public function with any value."""
+    vocabulary = attribute_vocabulary(rules)
+    predicates = frozenset(p.name for p in rules.platform.predicates)
+    return constant_parameters(tree, lambda name: name in predicates or vocabulary.search(name) is not None)
+
+
 def _constant_call_work(batch: dict, tree: Path, inputs: CodemodInputs) -> dict[tuple[str, ...], list[str]]:
     """The second round of a folding batch: the files that call a function of the folded tree's constant
-    functions, and the modules whose attributes hold known literals (graph/returned_literals), get the batch's
-    fold and import codemods again (inputs now hold those tables)."""
+    functions, the modules whose attributes hold known literals (graph/returned_literals) and the files that
+    define or call a function with constant parameters (graph/constant_parameters) get the batch's fold and
+    import codemods again (inputs now hold those tables); parameters already unread leave their functions."""
     inputs.constant_functions = constant_functions(tree)
     inputs.returned_literals = returned_literals(tree)
+    inputs.constant_parameters = tree_constant_parameters(tree, inputs.rules)
     words = constant_words(inputs)
     literal_modules = set(inputs.returned_literals.attributes)
-    if not words and not literal_modules:
+    parameters = inputs.constant_parameters.words()
+    if not words and not literal_modules and not parameters:
         return {}
     calls = re.compile(r"\b(?:%s)\s*\(" % "|".join(map(re.escape, words))) if words else None
+    named = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, parameters))) if parameters else None
     files = sorted(rel for rel, text in python_sources(tree)
-                   if (calls is not None and calls.search(text)) or module_of(rel) in literal_modules)
+                   if (calls is not None and calls.search(text)) or module_of(rel) in literal_modules
+                   or (named is not None and named.search(text)))
     wanted = ("fold_platform", "fold_features", "remove_dead_imports", "remove_unused_names")
-    names = tuple(e["name"] for e in batch["codemods"] if e["name"] in wanted)
+    names = tuple(e["name"] for e in batch["codemods"] if e["name"] in wanted) + ("remove_constant_parameters",)
     return {names: files} if files else {}
+
+
+def _parameter_work(tree: Path, table: ConstantParameters) -> dict[tuple[str, ...], list[str]]:
+    """The files that define or call a function whose constant parameters nothing reads any more."""
+    unread = table.unread()
+    if not unread:
+        return {}
+    calls = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, sorted(unread))))
+    files = sorted(rel for rel, text in python_sources(tree) if calls.search(text))
+    return {("remove_constant_parameters",): files} if files else {}
 
 
 def _run_codemods(work: dict[tuple[str, ...], list[str]], tree: Path, inputs: CodemodInputs, number: int,

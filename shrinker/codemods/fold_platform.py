@@ -99,6 +99,20 @@ def _dotted_root(node: cst.BaseExpression) -> Optional[str]:
     return node.value if isinstance(node, cst.Name) else None
 
 
+def _one_bool(values: Optional[frozenset]) -> Optional[bool]:
+    """The bool an attribute always holds, when its literals are that one bool."""
+    if values is not None and len(values) == 1:
+        (value,) = values
+        return value if isinstance(value, bool) else None
+    return None
+
+
+def _ends_with(node: cst.BaseExpression, operator: cst.BaseBooleanOp, value: bool) -> bool:
+    """`node` is `... <operator> <value>` (`x or False`), unparenthesised or not."""
+    return (isinstance(node, cst.BooleanOperation) and type(node.operator) is type(operator)
+            and isinstance(node.right, cst.Name) and node.right.value == str(value))
+
+
 def _simple_name(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, cst.Name):
         return node.value
@@ -147,7 +161,7 @@ class Folder:
         self.attribute_constants: dict[str, Optional[bool]] = {}
         # Attributes whose every value is one of a few literals (graph/returned_literals):
         # `self.chat_encoding_spec` holds "dsv41", "dsv4", "dsv32" or None, so `== "kimi_k3"` is False.
-        self.literal_attributes: dict[str, frozenset[Optional[str]]] = {}
+        self.literal_attributes: dict[str, frozenset[Optional[str | bool]]] = {}
         # Private attributes nothing in the kept tree sets (graph/unset_attributes): `getattr(self,
         # "_kimi_split_gguf_kv_b", False)` is its default.
         self.unset_attributes: frozenset[str] = inputs.unset_attributes or frozenset()
@@ -224,6 +238,11 @@ class Folder:
                 and node.attr.value in self.attribute_constants):
             known = self.attribute_constants[node.attr.value]
             return Fold(cst.Name("None") if known is None else constant(known), bool(known), True, True)
+        if (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
+                and (only := _one_bool(self.literal_attributes.get(node.attr.value))) is not None):
+            # an attribute whose one store holds a bool (graph/returned_literals): its store stays, since
+            # modules of subclasses may read it too
+            return Fold(constant(only), only, True, True)
         if isinstance(node, cst.Attribute):
             fact = platform_fact(node, self.table.platform)  # `get_platform().is_hip` is `is_hip()`
             value = self.table.value(fact or node.attr.value, called=fact is not None)
@@ -412,7 +431,10 @@ class Folder:
         exact = not as_value or self.boolean(left.node)
         if right.value is stop and right.pure and left.pure and exact:  # `X and False` / `X or True`
             return self._result(node, constant(stop), stop, True)
-        if right.value is (not stop) and right.pure and exact:  # `X and True` / `X or False`: truth of X
+        # `X or False` is X too where X already ends in `or False` (its falsy value is False), so a chain
+        # `x or False or False` keeps one `or False`; likewise `X and True` after `... and True`
+        settled = _ends_with(left.node, node.operator, not stop)
+        if right.value is (not stop) and right.pure and (exact or settled):  # `X and True` / `X or False`
             return self._result(node, left.node, left.value, left.pure)
         if left.value is not None or (right.value is not None and not (as_value and right.pure)):
             # A constant beside an operand with side effects: keep the original text.
@@ -750,6 +772,9 @@ class PredicateScope:
                               *(p for f in inputs.table.features for p in f.parameters)])
         self._fixed_rules = {function[len(prefix):]: values for function, values in fixed.items()
                              if function.startswith(prefix)}
+        if inputs.constant_parameters:  # the tree's own constant parameters (graph/constant_parameters)
+            for qualname, values in inputs.constant_parameters.folds(self.folder.module).items():
+                self._fixed_rules[qualname] = {**values, **self._fixed_rules.get(qualname, {})}
         self._names: list[str] = []  # enclosing classes and functions
         self._fixed: list[dict[str, bool]] = []  # per enclosing function/lambda: its fixed parameters
         self._function_constants: dict[str, dict[str, bool]] = {}  # qualname -> its local constants
@@ -795,6 +820,8 @@ class PredicateScope:
                  | frozenset(self.folder.string_collections)
                  | frozenset(self.folder.attribute_constants) | frozenset(self.folder.constant_calls)
                  | frozenset(self.folder.constant_methods) | frozenset(self.folder.literal_attributes)
+                 | (self.inputs.constant_parameters.folded_names(module or "") if self.inputs.constant_parameters
+                    else frozenset())
                  | frozenset(name for served in self._served_locals.values() for name in served))
         if widen and self._prune is not None:
             self._prune = re.compile(self._prune.pattern + "|" + "|".join(rf"\b{re.escape(n)}\b" for n in sorted(widen)))
@@ -930,6 +957,7 @@ def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re
                           + constant_words(inputs)
                           + (inputs.returned_literals.words() if inputs.returned_literals else ())
                           + tuple(sorted(inputs.unset_attributes or ()))
+                          + (inputs.constant_parameters.words() if inputs.constant_parameters else ())
                           + _sorted_names(inputs.table.architectures)
                           + model_type_words(inputs.rules.architectures)
                           + served_words(inputs.rules.architectures)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from shrinker.graph.constant_functions import ConstantReturn
+from shrinker.graph.constant_parameters import ConstantParameters
 from shrinker.graph.returned_literals import LiteralTables
 from shrinker.rules.predicates import PredicateTable, profile_table
 from shrinker.rules.schema import Rules
@@ -70,6 +71,9 @@ class CodemodInputs:
     # Private attributes nothing in the kept tree sets, read as `getattr(self, "_x", default)` (graph/
     # unset_attributes; None = not known).
     unset_attributes: frozenset[str] | None = None
+    # Parameters named for another platform or model family that every call passes one bool (graph/
+    # constant_parameters; None = not known): folded inside their function, dropped once nothing reads them.
+    constant_parameters: ConstantParameters | None = None
 
     def __post_init__(self) -> None:
         if self.table is None:

@@ -8,7 +8,8 @@ Rule-free and exact, read with `ast` from the tree's text:
   whole tree: no subclass overrides it), not async, no `yield`, decorators none or caches; each of its own
   `return`s gives a string literal, None, or the call of another such function (`f(...)`, `mod.f(...)` through
   `from pkg import mod`, `self.m(...)`); a body that does not end in `return`/`raise` may also give None;
-- an attribute `self.X` whose only store in the tree is one plain `self.X = <such a call or literal>` at the top
+- an attribute `self.X` whose only store in the tree is one plain `self.X = <such a call or literal>` (a string,
+  None, or a bool: `self.use_npu_arch35_mxfp8_wo_a = False` once the fold decided it) at the top
   level of its class's `__init__` (no `return` there, no read of `self.X` before it); other stores of `.X` must
   be `self.X = ...` in methods of classes that share no subclass with it (by class names across the tree:
   OpenAIServingDecisions beside OpenAIServingChat); no file naming X sets attributes by name (`setattr(`,
@@ -23,18 +24,22 @@ import ast
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Union
 
 from shrinker.graph.bindings import dotted, names_bound_by, own_nodes, target_names
 from shrinker.graph.constant_functions import CACHES
 from shrinker.graph.discover import module_of
-from shrinker.graph.sources import identifiers, method_definitions, python_sources
+from shrinker.graph.sources import collector_paused, identifiers, method_definitions, python_sources
 
-Literal = Optional[str]
+Literal = Optional[Union[str, bool]]  # a bool only as an attribute's stored value
+# `self.X = False` in a method: a module that may store a literal bool in an attribute
+_BOOL_STORE = re.compile(r"^[ \t]+self\.\w+[ \t]*=[ \t]*(?:True|False)[ \t]*$", re.MULTILINE)
 _LITERAL_RETURN = re.compile(r"^\s+return\s+[rbuRBU]?[\"']", re.MULTILINE)
-# Attributes set by a computed name (a `setattr` whose name is no literal, `__dict__[...]`, `vars(...)`).
-_BY_NAME = re.compile(r"\bsetattr\(\s*[^,()]+,(?!\s*[rbuRBU]?[\"'])|__dict__\[|\bvars\(")
+# Attributes set by a computed name (a `setattr` whose name is no literal, `__dict__[...]`, `vars(...)`; not
+# `**vars(config)`, a copy unpacked into a call).
+_BY_NAME = re.compile(r"\bsetattr\(\s*[^,()]+,(?!\s*[rbuRBU]?[\"'])|__dict__\[|(?<!\*\*)\bvars\(")
 
 
 @dataclass
@@ -57,6 +62,11 @@ class _Function:
 
 
 def returned_literals(tree: Path) -> LiteralTables:
+    with collector_paused():
+        return _returned_literals(tree)
+
+
+def _returned_literals(tree: Path) -> LiteralTables:
     texts = dict(python_sources(tree))
     modules = {module_of(rel): rel for rel in texts if module_of(rel)}
     methods = method_definitions(tree, texts.values())
@@ -87,10 +97,14 @@ def returned_literals(tree: Path) -> LiteralTables:
             calls = re.compile(r"\breturn\s+[\w.]*\b(?:%s)\s*\(" % "|".join(map(re.escape, sorted(names))))
             pending = {m for m, rel in modules.items() if m not in seen and calls.search(texts[rel])}
     resolved = _resolve(functions)
+    _ATTRIBUTE_INDEX.clear()  # keyed by id(): only this run's modules
+    _CLASSES.clear()
     tables = LiteralTables()
     for (module, qualname), values in sorted(resolved.items()):
         tables.functions.setdefault(module, {})[qualname] = values
     _attributes(tables, resolved, texts, modules, parse, methods)
+    _ATTRIBUTE_INDEX.clear()
+    _CLASSES.clear()
     return tables
 
 
@@ -197,7 +211,8 @@ def _attributes(tables: LiteralTables, resolved: dict[Ref, frozenset[Literal]], 
                 modules: dict[str, str], parse, methods: Counter) -> None:
     hierarchy = _class_children(texts.values())
     words = {module: frozenset(identifiers(texts[rel])) for module, rel in modules.items()}
-    for module in sorted({m for m, _ in resolved}):
+    stores = {m for m, rel in modules.items() if _BOOL_STORE.search(texts[rel])}
+    for module in sorted({m for m, _ in resolved} | stores):
         module_ast = parse(module)
         if module_ast is None:
             continue
@@ -224,7 +239,7 @@ def _attributes(tables: LiteralTables, resolved: dict[Ref, frozenset[Literal]], 
 
 def _value(node: ast.expr, module: str, cls: str, imports: dict, bound: Counter, methods: Counter,
            resolved: dict[Ref, frozenset[Literal]]) -> Optional[frozenset[Literal]]:
-    if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, str)):
+    if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (str, bool))):
         return frozenset({node.value})
     if isinstance(node, ast.Call):
         ref = _callee(node.func, module, cls, imports, bound, methods)
@@ -249,7 +264,7 @@ def _only_store(name: str, cls: str, store: ast.Attribute, texts: dict[str, str]
         if name not in words[module]:
             continue
         text = texts[rel]
-        if _BY_NAME.search(text) or literal.search(text):
+        if _by_name(text) or literal.search(text):
             return False
         module_ast = parse(module)
         if module_ast is None:
@@ -260,10 +275,15 @@ def _only_store(name: str, cls: str, store: ast.Attribute, texts: dict[str, str]
             if not (in_method and _self_attribute(node) and owner is not None
                     and not (_descendants(owner, hierarchy) & family)):
                 return False
-        if any(_descendants(c.name, hierarchy) & family and _class_binds(c, name)
-               for c in ast.walk(module_ast) if isinstance(c, ast.ClassDef)):
+        if any(_descendants(c.name, hierarchy) & family and _class_binds(c, name) for c in _classes(module_ast)):
             return False  # a property, method or class attribute of that name in a related class
     return True
+
+
+@lru_cache(maxsize=4096)
+def _by_name(text: str) -> bool:
+    """The text sets attributes by a computed name (asked once per file, whatever attribute is asked about)."""
+    return _BY_NAME.search(text) is not None
 
 
 def _class_binds(cls: ast.ClassDef, name: str) -> bool:
@@ -279,8 +299,33 @@ def _read_in_family(module_ast: ast.Module, name: str, family: set[str]) -> bool
                if _self_attribute(node))
 
 
-def _attribute_nodes(module_ast: ast.Module, name: str):
-    """(innermost class, node, directly in one of its methods) for every `<x>.name` of the module."""
+_ATTRIBUTE_INDEX: dict[int, tuple[ast.Module, dict[str, list]]] = {}  # id(module) -> (module, name -> nodes)
+
+
+def _attribute_nodes(module_ast: ast.Module, name: str) -> list:
+    """(innermost class, node, directly in one of its methods) for every `<x>.name` of the module (indexed once
+    per module: each attribute of a module asks)."""
+    held = _ATTRIBUTE_INDEX.get(id(module_ast))
+    if held is None or held[0] is not module_ast:
+        index: dict[str, list] = defaultdict(list)
+        for owner, node, in_method in _all_attribute_nodes(module_ast):
+            index[node.attr].append((owner, node, in_method))
+        held = _ATTRIBUTE_INDEX[id(module_ast)] = (module_ast, index)
+    return held[1].get(name, [])
+
+
+_CLASSES: dict[int, tuple[ast.Module, list[ast.ClassDef]]] = {}  # id(module) -> (module, its classes)
+
+
+def _classes(module_ast: ast.Module) -> list[ast.ClassDef]:
+    held = _CLASSES.get(id(module_ast))
+    if held is None or held[0] is not module_ast:
+        held = _CLASSES[id(module_ast)] = (module_ast, [c for c in ast.walk(module_ast) if isinstance(c, ast.ClassDef)])
+    return held[1]
+
+
+def _all_attribute_nodes(module_ast: ast.Module):
+    """(innermost class, node, directly in one of its methods) for every attribute of the module."""
     def walk(node: ast.AST, owner: Optional[str], in_method: bool, depth: int):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.ClassDef):
@@ -289,7 +334,7 @@ def _attribute_nodes(module_ast: ast.Module, name: str):
                 yield from walk(child, owner, owner is not None and depth == 0 and not isinstance(child, ast.Lambda),
                                 depth + 1)
             else:
-                if isinstance(child, ast.Attribute) and child.attr == name:
+                if isinstance(child, ast.Attribute):
                     yield owner, child, in_method
                 yield from walk(child, owner, in_method, depth)
     yield from walk(module_ast, None, False, 0)

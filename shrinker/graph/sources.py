@@ -3,12 +3,28 @@
 from __future__ import annotations
 
 import ast
+import gc
 import re
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from shrinker.graph.discover import IMPORT_ROOTS
+
+
+@contextmanager
+def collector_paused():
+    """Pause the cycle collector while many syntax trees are held: `ast` nodes form no cycles, so reference
+    counting frees them all the same, and each collection would walk every held node again (a whole-tree
+    table took 23 s with it, 14 s without)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def python_sources(tree: Path) -> Iterator[tuple[str, str]]:
