@@ -114,3 +114,22 @@ def test_an_attribute_nothing_sets_reads_its_default() -> None:
     again = transform_source(result.code, path="sglang/srt/x.py", module="sglang.srt.x", inputs=inputs,
                              codemods=CODEMODS)
     assert again.code == result.code
+
+
+def test_an_attribute_that_holds_one_bool_folds_in_every_position_and_its_store_stays() -> None:
+    out = run('''
+        class Attention:
+            def __init__(self, fp8):
+                self.use_npu_mxfp8 = False
+                quantize = fp8 or self.use_npu_mxfp8
+
+            def forward(self, x):
+                # NPU arch35 batches the wo_a GEMM
+                if self.use_npu_mxfp8:
+                    return npu(x)
+                elif self.fp8:
+                    return fp8(x)
+                return x
+        ''', attributes={"use_npu_mxfp8": frozenset({False})})
+    assert "        self.use_npu_mxfp8 = False\n        quantize = fp8\n" in out
+    assert "if self.fp8:\n            return fp8(x)" in out and "npu(x)" not in out

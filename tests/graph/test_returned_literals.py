@@ -172,3 +172,44 @@ def test_a_property_of_that_name_in_a_subclass_leaves_it_out(tmp_path: Path) -> 
         extra = "from pkg.serving import Chat\n\n\nclass Kimi(Chat):\n" + textwrap.indent(textwrap.dedent(body), "    ")
         tables = returned_literals(tree_of(tmp_path, files(extra=extra)))
         assert "spec" not in tables.attributes.get("pkg.serving", {}), body
+
+
+ATTENTION = '''
+class AttentionBase:
+    def __init__(self, fp8):
+        self.fp8 = fp8
+        self.use_npu_mxfp8 = False
+
+    def quantize(self):
+        return self.fp8 or self.use_npu_mxfp8
+
+
+class Attention(AttentionBase):
+    def forward(self, x):
+        if self.use_npu_mxfp8:
+            return npu(x)
+        return x
+
+
+def build(config):
+    return Attention(**vars(config))
+'''
+
+
+def test_a_bool_store_holds_that_bool_for_subclasses_too(tmp_path: Path) -> None:
+    tables = returned_literals(tree_of(tmp_path, {"pkg/__init__.py": "", "pkg/attention.py": ATTENTION}))
+    # `**vars(config)` copies another object's attributes into a call: no write by name
+    assert tables.attributes["pkg.attention"] == {"use_npu_mxfp8": frozenset({False})}
+
+
+def test_a_second_bool_store_or_a_write_by_name_leaves_it_out(tmp_path: Path) -> None:
+    for attention in (ATTENTION + '''
+class NpuAttention(Attention):
+    def enable(self):
+        self.use_npu_mxfp8 = True
+''', ATTENTION.replace("**vars(config)", "config") + '''
+def patch(obj):
+    vars(obj).update(use_npu_mxfp8=True)
+'''):
+        tables = returned_literals(tree_of(tmp_path, {"pkg/__init__.py": "", "pkg/attention.py": attention}))
+        assert "use_npu_mxfp8" not in tables.attributes.get("pkg.attention", {})
