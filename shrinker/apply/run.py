@@ -209,12 +209,18 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
         # A function the fold just made constant (`return is_hip() and ...` -> `return False`) folds at the
         # call sites of every module in a second round, which reads the tables of the folded tree; so does an
         # attribute whose literals the fold just narrowed (`self.chat_encoding_spec` without "kimi_k3").
-        edited_removed += _run_codemods(_constant_call_work(batch, tree, inputs), tree, inputs, number, outcome,
-                                        failures, findings, later, jobs=jobs, label="constant calls: ")
-        # A parameter that round's fold left unread leaves its signature and every call, in a third round.
-        inputs.constant_parameters = tree_constant_parameters(tree, rules)
-        edited_removed += _run_codemods(_parameter_work(tree, inputs.constant_parameters), tree, inputs, number,
-                                        outcome, failures, findings, later, jobs=jobs, label="constant parameters: ")
+        # Bool attributes and constant parameters take new files into the round only in the plan's last folding
+        # batch (the platform batch, whose codemods take a platform's definitions and their users together):
+        # folded earlier, a module would lose a HIP-only definition while its user waits for that batch
+        # (0.5.17's sgl_kernel `gelu_quick`, imported by a ROCm fused op's backend method).
+        last = number == max(i for i, b in enumerate(plan["batches"], 1) if _folds(b))
+        edited_removed += _run_codemods(_constant_call_work(batch, tree, inputs, last), tree, inputs, number,
+                                        outcome, failures, findings, later, jobs=jobs, label="constant calls: ")
+        if last:  # a parameter that round's fold left unread leaves its signature and every call
+            inputs.constant_parameters = tree_constant_parameters(tree, rules)
+            edited_removed += _run_codemods(_parameter_work(tree, inputs.constant_parameters), tree, inputs, number,
+                                            outcome, failures, findings, later, jobs=jobs,
+                                            label="constant parameters: ")
     outcome.lines_removed = sum(before.values()) + edited_removed
     return gate_and_commit(repo, tree, plan, number, rules, outcome, failures, findings,
                            f"shrink: batch {number} — {batch['name']}", start, dry_run=dry_run, baseline=baseline,
@@ -231,26 +237,34 @@ def tree_constant_parameters(tree: Path, rules) -> ConstantParameters:
     return constant_parameters(tree, lambda name: name in predicates or vocabulary.search(name) is not None)
 
 
-def _constant_call_work(batch: dict, tree: Path, inputs: CodemodInputs) -> dict[tuple[str, ...], list[str]]:
+def _constant_call_work(batch: dict, tree: Path, inputs: CodemodInputs, last: bool = True
+                        ) -> dict[tuple[str, ...], list[str]]:
     """The second round of a folding batch: the files that call a function of the folded tree's constant
-    functions, the modules whose attributes hold known literals (graph/returned_literals) and the files that
-    define or call a function with constant parameters (graph/constant_parameters) get the batch's fold and
-    import codemods again (inputs now hold those tables); parameters already unread leave their functions."""
+    functions and the modules whose attributes hold known literals (graph/returned_literals) get the batch's
+    fold and import codemods again (inputs now hold those tables). In the `last` folding batch also the modules
+    of attributes holding one bool and of functions with constant parameters (graph/constant_parameters), and
+    the files calling a function whose constant parameters are unread already (they leave it)."""
     inputs.constant_functions = constant_functions(tree)
     inputs.returned_literals = returned_literals(tree)
-    inputs.constant_parameters = tree_constant_parameters(tree, inputs.rules)
+    inputs.constant_parameters = tree_constant_parameters(tree, inputs.rules) if last else None
     words = constant_words(inputs)
-    literal_modules = set(inputs.returned_literals.attributes)
-    parameters = inputs.constant_parameters.words()
-    if not words and not literal_modules and not parameters:
+    attributes = inputs.returned_literals.attributes
+    modules = {m for m, table in attributes.items()
+               if last or any(not isinstance(v, bool) for values in table.values() for v in values)}
+    unread: list[str] = []
+    if inputs.constant_parameters is not None:
+        modules |= inputs.constant_parameters.folding_modules()
+        unread = sorted(inputs.constant_parameters.unread())
+    if not words and not modules and not unread:
         return {}
     calls = re.compile(r"\b(?:%s)\s*\(" % "|".join(map(re.escape, words))) if words else None
-    named = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, parameters))) if parameters else None
+    callers = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, unread))) if unread else None
     files = sorted(rel for rel, text in python_sources(tree)
-                   if (calls is not None and calls.search(text)) or module_of(rel) in literal_modules
-                   or (named is not None and named.search(text)))
+                   if (calls is not None and calls.search(text)) or module_of(rel) in modules
+                   or (callers is not None and callers.search(text)))
     wanted = ("fold_platform", "fold_features", "remove_dead_imports", "remove_unused_names")
-    names = tuple(e["name"] for e in batch["codemods"] if e["name"] in wanted) + ("remove_constant_parameters",)
+    names = tuple(e["name"] for e in batch["codemods"] if e["name"] in wanted) + (
+        ("remove_constant_parameters",) if unread else ())
     return {names: files} if files else {}
 
 

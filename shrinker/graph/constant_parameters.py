@@ -58,6 +58,10 @@ class ConstantParameters:
         return {key.partition(":")[2].rpartition(".")[2]: tuple(p for p in params if not p.read)
                 for key, params in self.by_function.items() if any(not p.read for p in params)}
 
+    def folding_modules(self) -> set[str]:
+        """The modules defining a function whose constant parameters are still read."""
+        return {key.partition(":")[0] for key, params in self.by_function.items() if any(p.read for p in params)}
+
     def folded_names(self, module: str) -> frozenset[str]:
         """The parameters `module`'s functions fold (their statements are the fold's to visit)."""
         return frozenset(name for values in self.folds(module).values() for name in values)
