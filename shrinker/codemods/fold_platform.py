@@ -932,18 +932,23 @@ def _trigger_regex(names: tuple[str, ...], strings: tuple[str, ...], families: t
     return re.compile("|".join(parts + vocabulary_patterns(strings, families) + list(patterns)))
 
 
-_REMOVED_MODULES_RE: dict[int, re.Pattern] = {}
+_REMOVED_MODULES_RE: dict[tuple[int, int], re.Pattern] = {}
 
 
 def mentions_removed_module(source: str, inputs: CodemodInputs) -> bool:
-    """The source names a removed module (it may test a class of it: `isinstance(cfg, ModelSlimConfig)`)."""
+    """The source names a removed module (it may test a class of it: `isinstance(cfg, ModelSlimConfig)`), or
+    a name a kept package lost with one (`from sglang.srt.configs import BailingHybridConfig`)."""
     modules = inputs.removed.modules
     if not modules:
         return False
-    regex = _REMOVED_MODULES_RE.get(id(modules))
+    lost = inputs.removed.names or {}
+    key = (id(modules), id(lost))
+    regex = _REMOVED_MODULES_RE.get(key)
     if regex is None:
-        regex = re.compile("|".join(re.escape(m) for m in sorted(modules, key=len, reverse=True)))
-        _REMOVED_MODULES_RE[id(modules)] = regex
+        words = sorted({n for names in lost.values() for n in names})
+        regex = re.compile("|".join([*(re.escape(m) for m in sorted(modules, key=len, reverse=True)),
+                                     *(rf"\b{re.escape(n)}\b" for n in words)]))
+        _REMOVED_MODULES_RE[key] = regex
     return regex.search(source) is not None
 
 
@@ -1005,6 +1010,7 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         super().__init__(context, inputs)
         self._setup_folding(inputs)
         self._bound_elements: frozenset[int] = frozenset()
+        self._whole_operands: set[int] = set()  # ids of literals compared whole (==, !=, is)
 
     @classmethod
     def wants(cls, source: str, inputs: CodemodInputs) -> bool:
@@ -1253,14 +1259,26 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         self.count("empty_unpackings_removed")
         return result
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        # a literal compared whole (`architectures == ["Qwen2ForCausalLM"]`) keeps its elements: dropping
+        # one changes what it equals (`== []` holds for an empty list); membership (`in`) may lose them
+        operands = [node.left, *(t.comparator for t in node.comparisons)]
+        for i, target in enumerate(node.comparisons):
+            if not isinstance(target.operator, (cst.In, cst.NotIn)):
+                self._whole_operands.update({id(operands[i]), id(operands[i + 1])})
+
     def leave_List(self, original_node: cst.List, updated_node: cst.List) -> cst.BaseExpression:
-        return self._architecture_list(self._empty_unpackings(updated_node))
+        return self._literal(original_node, updated_node)
 
     def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
-        return self._architecture_list(self._empty_unpackings(updated_node))
+        return self._literal(original_node, updated_node)
 
     def leave_Set(self, original_node: cst.Set, updated_node: cst.Set) -> cst.BaseExpression:
-        return self._architecture_list(self._empty_unpackings(updated_node))
+        return self._literal(original_node, updated_node)
+
+    def _literal(self, original: cst.BaseExpression, updated) -> cst.BaseExpression:
+        node = self._empty_unpackings(updated)  # `*EMPTY` adds nothing, compared whole or not
+        return node if id(original) in self._whole_operands else self._architecture_list(node)
 
     def _fold_value(self, value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
         if value is None or not isinstance(value, (cst.BooleanOperation, cst.UnaryOperation, cst.Comparison)):

@@ -446,11 +446,26 @@ def architecture_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
     if isinstance(op, (cst.Equal, cst.NotEqual)):
         if _string_value(left) in architectures or _string_value(right) in architectures:
             return isinstance(op, cst.NotEqual)
+        if _served_list_of_removed(left, right, table) or _served_list_of_removed(right, left, table):
+            return isinstance(op, cst.NotEqual)
     elif isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
         values = [_string_value(e.value) for e in right.elements]
         if values and all(v in architectures for v in values):
             return isinstance(op, cst.NotIn)
     return None
+
+
+def _served_list_of_removed(place: cst.BaseExpression, literal: cst.BaseExpression, table: PredicateTable) -> bool:
+    """`hf_config.architectures == ["Qwen3_5ForConditionalGeneration"]`: the served model's architectures (a
+    `served` place) equal to a list or tuple literal of architectures the profile removes and nothing else;
+    a served checkpoint's list never is one. An empty literal decides nothing (`architectures == []` may hold)."""
+    if not isinstance(literal, (cst.List, cst.Tuple)) or not literal.elements or not table.served:
+        return False
+    name = dotted_name(place)
+    if name is None or not any(fnmatchcase(name, pattern) for pattern in table.served):
+        return False
+    return all(isinstance(e, cst.Element) and _string_value(e.value) in table.architectures
+               for e in literal.elements)
 
 
 def architecture_substring(fragment: str | None, alternatives: Iterable[str], table: PredicateTable) -> bool:

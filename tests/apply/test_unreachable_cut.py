@@ -62,3 +62,51 @@ def test_the_cut_is_idempotent(tmp_path: Path) -> None:
     group = (tree / "python/pkg/inventory/group.py").read_text()
     again = delete_unreachable(tree, rules, 1)
     assert again.deleted == [] and (tree / "python/pkg/inventory/group.py").read_text() == group
+
+
+def _config_tree(tmp_path: Path, use: str) -> tuple[Path, object]:
+    """0.5.23's configs/bailing_hybrid: a config module of a removed package_exports key that the plan kept for
+    a call (model_config's is_bailing_multi_gate_enabled) an earlier batch folded away; what is left is the
+    package's re-export and a kept module that imports the class from the package to test isinstance."""
+    import shutil
+
+    from shrinker.rules.load import load_rules
+    from tests.conftest import MINITREE
+    from tests.plan.test_isinstance_only_cut import REGISTRY
+
+    tree = tmp_path / "tree"
+    shutil.copytree(MINITREE, tree)
+    configs = tree / "python/pkg/configs"
+    (configs / "__init__.py").write_text("from pkg.configs.deepseek_config import DeepseekConfig\n"
+                                         "from pkg.configs.llama_config import LlamaConfig\n\n"
+                                         '__all__ = ["DeepseekConfig", "LlamaConfig"]\n')
+    (configs / "llama_config.py").write_text("class LlamaConfig:\n    pass\n")
+    model = tree / "python/pkg/models/deepseek.py"
+    model.write_text("from pkg.configs import DeepseekConfig, LlamaConfig\n\n" + model.read_text()
+                     + f"\n\ndef hybrid(config):\n    if {use}:\n        return config\n    return None\n")
+    (tree / "rules.toml").write_text((tree / "rules.toml").read_text() + REGISTRY)
+    return tree, load_rules(path=tree / "rules.toml")
+
+
+def test_a_config_module_left_with_isinstance_tests_goes_and_the_tests_fold(tmp_path: Path) -> None:
+    tree, rules = _config_tree(tmp_path, "isinstance(config, LlamaConfig) and config.use_kda")
+    cut = delete_unreachable(tree, rules, 1)
+    assert "python/pkg/configs/llama_config.py" in cut.deleted and not cut.failures and not cut.findings
+    package = (tree / "python/pkg/configs/__init__.py").read_text()
+    assert "LlamaConfig" not in package and "DeepseekConfig" in package
+    model = (tree / "python/pkg/models/deepseek.py").read_text()
+    # the package's importer loses the name, and its test folds with the branch it guarded
+    assert model.startswith("from pkg.configs import DeepseekConfig\n")
+    assert "def hybrid(config):\n    return None\n" in model
+    assert delete_unreachable(tree, rules, 1).deleted == []  # idempotent
+
+
+def test_a_config_module_whose_class_kept_code_still_builds_stays(tmp_path: Path) -> None:
+    # imported from its own module and called (0.5.23 hf_transformers/config.py builds configs.mamba's
+    # MambaConfig): kept, as in the plan; the package's re-export of the removed key still goes
+    tree, rules = _config_tree(tmp_path, "LlamaBuilt() is config")
+    model = tree / "python/pkg/models/deepseek.py"
+    model.write_text("from pkg.configs.llama_config import LlamaConfig as LlamaBuilt\n" + model.read_text())
+    cut = delete_unreachable(tree, rules, 1)
+    assert "python/pkg/configs/llama_config.py" not in cut.deleted
+    assert (tree / "python/pkg/configs/llama_config.py").exists()

@@ -847,6 +847,33 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             inputs=self.inputs(),
         )
 
+    def test_a_literal_compared_whole_keeps_its_architectures(self) -> None:
+        """0.5.23 model_config.py: `names == ["Qwen2ForCausalLM"]` asks for equality with the whole list:
+        dropping its removed architecture would make it `== []`, true for an empty list, so it stays; the
+        served architectures (`hf_config.architectures`) never equal a list of removed ones: False.
+        Membership may lose them."""
+        self.assertCodemod(
+            """
+            qwen = self.hf_config.architectures == ["Qwen2ForCausalLM"] and ready
+            other = ("MixtralForCausalLM", "DeepseekV3ForCausalLM") != names
+            member = arch in ["Qwen2ForCausalLM", "DeepseekV3ForCausalLM"]
+            if self.hf_config.architectures == ["Qwen2ForCausalLM", "DeepseekV3ForCausalLM"]:
+                mixed()
+            if names == ["Qwen2ForCausalLM"]:
+                named()
+            """,
+            """
+            qwen = False
+            other = ("MixtralForCausalLM", "DeepseekV3ForCausalLM") != names
+            member = arch in ["DeepseekV3ForCausalLM"]
+            if self.hf_config.architectures == ["Qwen2ForCausalLM", "DeepseekV3ForCausalLM"]:
+                mixed()
+            if names == ["Qwen2ForCausalLM"]:
+                named()
+            """,
+            inputs=self.inputs(),
+        )
+
     def test_the_served_model_type_is_a_kept_one(self) -> None:
         """0.5.23 serving_chat.py / hybrid_arch.py / model_config.py: the served checkpoint's model_type is
         one the kept architectures serve (rules' [architectures].model_types)."""
