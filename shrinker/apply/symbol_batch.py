@@ -11,8 +11,12 @@ After a pass's symbol removal, modules the plan's reachability (same rules: root
 rules' pins) no longer reaches from the roots go too, in the same pass: a removed function was often
 their last importer. So do modules only an inventory record still names (`register_kernel(KernelSpec(
 target="m:f"))` of an op whose last lookup the pass removed: 0.5.23's `qwen38_qsa_sm121_varlen`), as in
-the file batches. Their kept importers (a TYPE_CHECKING or try/except import, a guarded one, the module
-holding such a record) get `prune_records` + `remove_dead_imports` + `remove_unused_names`. The import
+the file batches. So do config modules of a removed package_exports key and modules kept code only tests
+isinstance against (`_only_tested_against`): a fold of an earlier batch often removed the use that kept them.
+Their kept importers (a TYPE_CHECKING or try/except import, a guarded one, the module holding such a record, a
+package re-exporting the module's names and that package's importers) get `prune_records` + `prune_registries`
++ `fold_platform` (a test of a removed class folds with its branch) + `remove_dead_imports` +
+`remove_unused_names`, again while that leaves more modules unreachable. The import
 graph is the one the gate builds anyway (cached by content), so this costs the reachability pass only (~0.5 s).
 """
 
