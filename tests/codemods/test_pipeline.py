@@ -417,6 +417,37 @@ def test_a_branch_only_an_instance_of_a_removed_class_takes_goes_with_its_import
         """)
 
 
+def test_a_class_a_package_lost_folds_its_test_and_branch() -> None:
+    # 0.5.23's configs/hybrid_arch.py once the symbol batch removed configs/bailing_hybrid: the class comes
+    # through the package's re-export (`Removed.names`), which no removed module's name in the file shows
+    from tests.codemods.helpers_registry import make_inputs
+
+    source = textwrap.dedent("""\
+        from pkg.configs import BailingConfig, MambaConfig
+
+
+        def hybrid(config):
+            if isinstance(config, BailingConfig) and not config.use_kda:
+                return config
+            return MambaConfig
+        """)
+    inputs = make_inputs(modules=["pkg.configs.bailing"], names={"pkg.configs": ["BailingConfig"]})
+    codemods = ["fold_platform", "remove_dead_imports", "remove_unused_names"]
+    result = transform_source(source, path="pkg/arch.py", module="pkg.arch", inputs=inputs, codemods=codemods)
+    assert result.status == "success" and result.findings == []
+    assert result.code == textwrap.dedent("""\
+        from pkg.configs import MambaConfig
+
+
+        def hybrid(config):
+            return MambaConfig
+        """)
+    # without the lost name nothing in the file names a removed module: fold_platform leaves it alone
+    result = transform_source(source, path="pkg/arch.py", module="pkg.arch",
+                              inputs=make_inputs(modules=["pkg.configs.bailing"]), codemods=codemods)
+    assert result.code == source
+
+
 def test_a_use_a_later_codemod_took_away_is_no_finding() -> None:
     # 0.5.23's quantization/__init__.py: the CPU table names a class of a removed module; the table is read
     # only under `if is_cpu()`, which folds, and then goes as an unused name
