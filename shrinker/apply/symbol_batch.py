@@ -16,7 +16,8 @@ isinstance against (`_only_tested_against`): a fold of an earlier batch often re
 Their kept importers (a TYPE_CHECKING or try/except import, a guarded one, the module holding such a record, a
 package re-exporting the module's names and that package's importers) get `prune_records` + `prune_registries`
 + `fold_platform` (a test of a removed class folds with its branch) + `remove_dead_imports` +
-`remove_unused_names`, again while that leaves more modules unreachable. The import
+`remove_unused_names`, again while that leaves more modules unreachable; a round of the config/isinstance
+modules that leaves a name still used is put back and they stay (`ModuleCut.kept`). The import
 graph is the one the gate builds anyway (cached by content), so this costs the reachability pass only (~0.5 s).
 """
 
@@ -68,10 +69,11 @@ def _only_tested_against(decision, exports: frozenset[str]) -> bool:
     return decision.code == "isinstance" or (decision.code == "registry" and decision.rule in exports)
 
 
-def unreachable_modules(tree: Path, rules, jobs: int) -> tuple[list[str], dict[str, frozenset[str]]]:
+def unreachable_modules(tree: Path, rules, jobs: int
+                        ) -> tuple[list[str], dict[str, frozenset[str]], frozenset[str]]:
     """Tree paths of .py modules the plan's reachability, run on `tree`, finds unreachable from the roots
-    (with the data files of a package that goes whole), and the registry keys it removes (the inventory
-    records of those keys go with their modules)."""
+    (with the data files of a package that goes whole), the registry keys it removes (the inventory
+    records of those keys go with their modules), and which of the paths only `_only_tested_against` chose."""
     from shrinker.graph.build import build_graph
     from shrinker.plan.decide import decide
     from shrinker.plan.reach import compute_reach
@@ -80,12 +82,13 @@ def unreachable_modules(tree: Path, rules, jobs: int) -> tuple[list[str], dict[s
     reach = compute_reach(graph, rules, strict=False)  # lenient: a rule's target may be gone by now
     decisions, _ = decide(graph, reach, rules)
     exports = frozenset(f"registry:{r.name}" for r in rules.registries if r.kind == "package_exports")
-    paths = {d.path for d in decisions if not d.keep and d.path.endswith(".py")
-             and (d.code in _UNREACHED or _only_tested_against(d, exports))}
+    gone = [d for d in decisions if not d.keep and d.path.endswith(".py")]
+    tested = {d.path for d in gone if _only_tested_against(d, exports)}
+    paths = {d.path for d in gone if d.code in _UNREACHED} | tested
     # a package that goes whole takes its data files (0.5.23's qwen38_qsa_sm121/README.md)
     packages = tuple(p.removesuffix("__init__.py") for p in paths if p.endswith("/__init__.py"))
     paths |= {d.path for d in decisions if not d.keep and d.path.startswith(packages)} if packages else set()
-    return sorted(paths), {k: frozenset(v) for k, v in reach.registries.removed_keys.items()}
+    return sorted(paths), {k: frozenset(v) for k, v in reach.registries.removed_keys.items()}, frozenset(tested)
 
 
 @dataclass
@@ -95,6 +98,12 @@ class ModuleCut:
     edited: int = 0
     failures: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # `_only_tested_against` modules whose cut would break a use
+    originals: dict[Path, bytes] = field(default_factory=dict, repr=False)  # what a round changed, as it was
+
+    def restore(self) -> None:
+        for path, data in self.originals.items():
+            path.write_bytes(data)
 
 
 MAX_CUT_ROUNDS = 5  # 0.5.23 needs 1-2: an importer's folded test may leave another module unreachable
@@ -104,11 +113,20 @@ def delete_unreachable(tree: Path, rules, jobs: int) -> ModuleCut:
     """Delete the unreachable modules, then drop the imports of them their kept importers still hold; again
     while that leaves more unreachable (a folded `isinstance` test was the last use of another import)."""
     cut = ModuleCut()
+    kept: set[str] = set()
     for _ in range(MAX_CUT_ROUNDS):
-        deleted, removed_keys = unreachable_modules(tree, rules, jobs)
+        deleted, removed_keys, tested = unreachable_modules(tree, rules, jobs)
+        deleted = [p for p in deleted if p not in kept]
         if not deleted:
             break
         one = _cut(tree, rules, jobs, deleted, removed_keys)
+        if (one.failures or one.findings) and tested & set(deleted):
+            # a use the plan's view misses (a call of a class imported through the package): put the round
+            # back and keep those modules, so the pass's symbol removal is not rolled back with them
+            one.restore()
+            kept |= tested & set(deleted)
+            cut.kept += sorted(tested & set(deleted))
+            continue
         cut.deleted += one.deleted
         cut.lines += one.lines
         cut.edited += one.edited
@@ -132,7 +150,8 @@ def _cut(tree: Path, rules, jobs: int, deleted: list[str], removed_keys) -> Modu
     importers = sorted({before.module_path[u] for m in gone if m in before.graph
                         for u, _ in before.importers(m) if u not in gone and before.module_path.get(u)})
     for rel in cut.deleted:
-        cut.lines += count_lines((tree / rel).read_text(errors="replace"))
+        cut.originals[tree / rel] = (tree / rel).read_bytes()
+        cut.lines += count_lines(cut.originals[tree / rel].decode(errors="replace"))
         (tree / rel).unlink()
     removed = Removed(modules=frozenset(gone), registry_keys=removed_keys)
     after = build_graph(tree, jobs=jobs)
@@ -153,7 +172,8 @@ def _cut(tree: Path, rules, jobs: int, deleted: list[str], removed_keys) -> Modu
             cut.failures.append(f"{res.path}: {res.error}")
         cut.findings.extend(res.findings)
         if res.status == "success":
-            cut.lines += count_lines(Path(res.path).read_text(errors="replace")) - count_lines(res.code)
+            cut.originals[Path(res.path)] = Path(res.path).read_bytes()
+            cut.lines += count_lines(cut.originals[Path(res.path)].decode(errors="replace")) - count_lines(res.code)
             Path(res.path).write_text(res.code)
             cut.edited += 1
     return cut
@@ -181,6 +201,8 @@ def apply_symbol_batch(repo, tree: Path, plan: dict, number: int, rules, *, jobs
                                                  "analysis_s": result.analysis_seconds,
                                                  "transform_s": result.transform_seconds},
                             "unreachable modules": {"deleted": len(cut.deleted), "importers edited": cut.edited}}
+        if cut.kept:
+            outcome.codemods["unreachable modules"]["kept (their cut would break a use)"] = cut.kept
         if result.table_entries:  # environment variables nothing reads any more (rules.attribute_tables)
             outcome.codemods["table entries removed"] = result.table_entries
         gate_and_commit(repo, tree, plan, number, rules, outcome, result.failures + cut.failures,

@@ -110,3 +110,21 @@ def test_a_config_module_whose_class_kept_code_still_builds_stays(tmp_path: Path
     cut = delete_unreachable(tree, rules, 1)
     assert "python/pkg/configs/llama_config.py" not in cut.deleted
     assert (tree / "python/pkg/configs/llama_config.py").exists()
+
+
+def test_a_config_module_whose_class_is_built_through_the_package_is_put_back(tmp_path: Path) -> None:
+    # the plan's view cuts the package's re-export whatever the importer does with the name; a call through the
+    # package would leave a name still used, and the gate would roll back the whole symbol pass: the round is
+    # put back and the module kept (reported), while the rest of the cut goes on
+    tree, rules = _config_tree(tmp_path, "LlamaConfig() is config")
+    model = tree / "python/pkg/models/deepseek.py"
+    package = tree / "python/pkg/configs/__init__.py"
+    before = model.read_bytes(), package.read_bytes()
+    cut = delete_unreachable(tree, rules, 1)
+    # the round's other module of a removed package_exports key (the mini tree's overrides/llama) stays with it:
+    # which one broke the use the findings do not say
+    assert cut.kept == ["python/pkg/configs/llama_config.py", "python/pkg/overrides/llama.py"]
+    assert not cut.findings and not cut.failures
+    assert (tree / "python/pkg/configs/llama_config.py").exists()
+    assert (model.read_bytes(), package.read_bytes()) == before
+    assert "python/pkg/unused_helper.py" in cut.deleted  # the modules nothing reaches still go
