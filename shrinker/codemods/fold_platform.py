@@ -932,7 +932,10 @@ def _trigger_regex(names: tuple[str, ...], strings: tuple[str, ...], families: t
     return re.compile("|".join(parts + vocabulary_patterns(strings, families) + list(patterns)))
 
 
-_REMOVED_MODULES_RE: dict[tuple[int, int], re.Pattern] = {}
+# (id(modules), id(names)) -> (modules, names, regex): the entry holds both objects, so a freed set's id
+# reused by a new one never finds a stale regex (the symbol batch builds a Removed per cut round)
+_REMOVED_MODULES_RE: dict[tuple[int, int], tuple[object, object, re.Pattern]] = {}
+_NO_NAMES: dict[str, frozenset[str]] = {}
 
 
 def mentions_removed_module(source: str, inputs: CodemodInputs) -> bool:
@@ -941,15 +944,15 @@ def mentions_removed_module(source: str, inputs: CodemodInputs) -> bool:
     modules = inputs.removed.modules
     if not modules:
         return False
-    lost = inputs.removed.names or {}
+    lost = inputs.removed.names or _NO_NAMES
     key = (id(modules), id(lost))
-    regex = _REMOVED_MODULES_RE.get(key)
-    if regex is None:
+    cached = _REMOVED_MODULES_RE.get(key)
+    if cached is None or cached[0] is not modules or cached[1] is not lost:
         words = sorted({n for names in lost.values() for n in names})
         regex = re.compile("|".join([*(re.escape(m) for m in sorted(modules, key=len, reverse=True)),
                                      *(rf"\b{re.escape(n)}\b" for n in words)]))
-        _REMOVED_MODULES_RE[key] = regex
-    return regex.search(source) is not None
+        cached = _REMOVED_MODULES_RE[key] = (modules, lost, regex)
+    return cached[2].search(source) is not None
 
 
 def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re.Pattern:

@@ -26,7 +26,7 @@ import libcst as cst
 
 from shrinker.codemods.bindings import BindingCounts
 from shrinker.codemods.local_constants import PerFunction, scope_bindings, undominated
-from shrinker.rules.predicates import PredicateTable, dotted_name, literal, model_type_place
+from shrinker.rules.predicates import PredicateTable, literal, model_type_place, served_place
 
 if TYPE_CHECKING:
     from shrinker.codemods.fold_platform import Folder
@@ -48,8 +48,7 @@ def architecture_element(node: cst.BaseExpression, table: PredicateTable) -> boo
     index = node.slice[0].slice
     if not isinstance(index, cst.Index) or not isinstance(index.value, (cst.Integer, cst.UnaryOperation)):
         return False
-    name = dotted_name(node.value)
-    return name is not None and any(fnmatchcase(name, glob) for glob in table.served)
+    return served_place(node.value, table)
 
 
 def served_value(value: cst.BaseExpression, table: PredicateTable) -> Optional[ServedLocal]:

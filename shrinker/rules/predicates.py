@@ -439,10 +439,8 @@ def architecture_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
     if value is not None or not table.architectures:
         return value
     architectures = table.architectures
-    if isinstance(op, (cst.In, cst.NotIn)) and table.served and _string_value(left) in architectures:
-        name = dotted_name(right)
-        if name is not None and any(fnmatchcase(name, pattern) for pattern in table.served):
-            return isinstance(op, cst.NotIn)
+    if isinstance(op, (cst.In, cst.NotIn)) and _string_value(left) in architectures and served_place(right, table):
+        return isinstance(op, cst.NotIn)
     if isinstance(op, (cst.Equal, cst.NotEqual)):
         if _string_value(left) in architectures or _string_value(right) in architectures:
             return isinstance(op, cst.NotEqual)
@@ -455,14 +453,17 @@ def architecture_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
     return None
 
 
+def served_place(node: cst.BaseExpression, table: PredicateTable) -> bool:
+    """`node` reads where the served model's architectures stand (`[architectures].served` globs)."""
+    name = dotted_name(node)
+    return name is not None and any(fnmatchcase(name, pattern) for pattern in table.served)
+
+
 def _served_list_of_removed(place: cst.BaseExpression, literal: cst.BaseExpression, table: PredicateTable) -> bool:
     """`hf_config.architectures == ["Qwen3_5ForConditionalGeneration"]`: the served model's architectures (a
     `served` place) equal to a list or tuple literal of architectures the profile removes and nothing else;
     a served checkpoint's list never is one. An empty literal decides nothing (`architectures == []` may hold)."""
-    if not isinstance(literal, (cst.List, cst.Tuple)) or not literal.elements or not table.served:
-        return False
-    name = dotted_name(place)
-    if name is None or not any(fnmatchcase(name, pattern) for pattern in table.served):
+    if not isinstance(literal, (cst.List, cst.Tuple)) or not literal.elements or not served_place(place, table):
         return False
     return all(isinstance(e, cst.Element) and _string_value(e.value) in table.architectures
                for e in literal.elements)
