@@ -111,3 +111,76 @@ def test_without_the_table_nothing_folds() -> None:
             return 1 if is_kimi_k3(cfg) else 2
         '''
     assert run(code, table={}) == textwrap.dedent(code)
+
+
+def test_a_function_returning_none_folds_as_none_and_a_call_statement_of_it_goes() -> None:
+    table = {"sglang.srt.x": {"clamp_limit": ConstantReturn(False, True, none=True),
+                              "create_store": ConstantReturn(False, True, none=True),
+                              "linear_config": ConstantReturn(False, True, none=True),
+                              "impure_config": ConstantReturn(False, False, none=True)}}
+    out = run('''
+        def clamp_limit(config):
+            return None
+
+
+        def create_store(backend) -> None:
+            """Called by the scheduler."""
+            return
+
+
+        def linear_config(model_config):
+            return None
+
+
+        def impure_config(model_config):
+            text = make_text(model_config)
+            return None
+
+
+        def run_moe(config, backend, model_config):
+            limit = clamp_limit(config) or 0.0
+            create_store(backend)
+            if linear_config(model_config) is not None:
+                return "linear"
+            if model_config.is_hybrid:
+                create_store(backend=backend)
+            impure_config(model_config)
+            return run(limit, config=clamp_limit(config))
+        ''', table=table)
+    assert out == textwrap.dedent('''
+        def clamp_limit(config):
+            return None
+
+
+        def create_store(backend) -> None:
+            """Called by the scheduler."""
+            return
+
+
+        def linear_config(model_config):
+            return None
+
+
+        def impure_config(model_config):
+            text = make_text(model_config)
+            return None
+
+
+        def run_moe(config, backend, model_config):
+            limit = 0.0
+            if model_config.is_hybrid:
+                pass
+            impure_config(model_config)
+            return run(limit, config=None)
+        ''')
+
+
+def test_a_call_returning_none_is_no_bool_beside_another_operand() -> None:
+    # 0.5.23's hybrid_arch: `return kimi_linear_config(mc) or glm5_next_config(mc)`, the first one impure
+    table = {"sglang.srt.x": {"linear_config": ConstantReturn(False, False, none=True),
+                              "next_config": ConstantReturn(False, True, none=True)}}
+    out = run('''
+        def hybrid_config(mc):
+            return linear_config(mc) or next_config(mc)
+        ''', table=table)
+    assert "return linear_config(mc) or next_config(mc)" in out  # `X or None` is X only where X is never falsy
