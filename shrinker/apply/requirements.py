@@ -35,7 +35,7 @@ from packaging.utils import canonicalize_name
 from shrinker.errors import ShrinkError
 from shrinker.graph.discover import IMPORT_ROOTS
 from shrinker.upstream.distributions import DistIndex, provided_by
-from shrinker.verify.static import STDLIB
+from shrinker.graph.stdlib import STDLIB
 
 PYPROJECT = "python/pyproject.toml"
 

@@ -9,10 +9,10 @@ that no code of the tree sets X for (shrinker/verify/attributes.py).
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
+from shrinker.graph.stdlib import STDLIB
 from shrinker.upstream.distributions import declared_distributions, load_index, provided_by
 from shrinker.verify.attributes import unset_attributes
 from shrinker.verify.facts import FileFacts
@@ -21,7 +21,6 @@ from shrinker.verify.tree import SourceTree
 
 STATIC_CHECKS = ("syntax", "internal_imports", "import_names", "third_party", "registry_strings",
                  "undefined_names", "self_attributes")
-STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 
 
 @dataclass(frozen=True)
