@@ -38,7 +38,8 @@ import libcst.matchers as m
 
 from shrinker.codemods.base import ShrinkCodemod
 from shrinker.codemods.elements import drop_from_literal
-from shrinker.codemods.records import _record_keys
+from shrinker.codemods.bindings import BindingCounts
+from shrinker.codemods.records import deletes_only, record_keys, without_statements
 from shrinker.codemods.registries import string_value
 from shrinker.rules.predicates import dotted_name, other_devices_only
 
@@ -140,7 +141,7 @@ class PruneRecordTables(ShrinkCodemod):
         stmt = cst.SimpleStatementLine([cst.Expr(record)])
         for reg in self._registries:
             removed = self.inputs.removed.registry_keys.get(reg.name, frozenset())
-            keys = _record_keys(stmt, reg)
+            keys = record_keys(stmt, reg)
             if removed and keys and all(k in removed for k in keys):
                 return True
         keywords = self.inputs.rules.platform.capability_keywords
@@ -163,8 +164,6 @@ class PruneRecordTables(ShrinkCodemod):
     # -- the module ------------------------------------------------------------------------------
     def _module_constants(self, module: cst.Module) -> dict[str, cst.BaseExpression]:
         """Top-level names bound once, by a plain assignment of a pure value, and nowhere else."""
-        from shrinker.codemods.bindings import BindingCounts
-
         counts = BindingCounts(self._folder)
         module.visit(counts)
         found: dict[str, cst.BaseExpression] = {}
@@ -201,15 +200,6 @@ class PruneRecordTables(ShrinkCodemod):
         return all(self._dead_statement(s, values) for s in body)
 
     @staticmethod
-    def _deletes_only(stmt: cst.BaseStatement, names: set[str]) -> bool:
-        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
-                and isinstance(stmt.body[0], cst.Del)):
-            return False
-        target = stmt.body[0].target
-        targets = [e.value for e in target.elements] if isinstance(target, cst.Tuple) else [target]
-        return all(isinstance(t, cst.Name) and t.value in names for t in targets)
-
-    @staticmethod
     def _reads(statements: Sequence[cst.BaseStatement], name: str) -> int:
         return sum(1 for s in statements for n in m.findall(s, m.Name(name)))
 
@@ -217,7 +207,7 @@ class PruneRecordTables(ShrinkCodemod):
         self._constants = self._module_constants(updated_node)
         statements = list(updated_node.body)
         gone: set[int] = set()
-        tables: dict[str, cst.BaseExpression] = {}  # a table read by name -> its literal without dead rows
+        tables: dict[str, Optional[cst.BaseExpression]] = {}  # a table read by name -> its rows left (None: none)
         edited: dict[int, cst.BaseStatement] = {}
         rows = 0
         for i, stmt in enumerate(statements):
@@ -238,10 +228,10 @@ class PruneRecordTables(ShrinkCodemod):
             if len(dead) == len(table.elements):
                 gone.add(i)
                 after = statements[i + 1] if i + 1 < len(statements) else None
-                if after is not None and self._deletes_only(after, set(names)):
+                if after is not None and deletes_only(after, set(names)):
                     gone.add(i + 1)
                 if table_name is not None:
-                    tables[table_name] = None  # type: ignore[assignment]
+                    tables[table_name] = None
                 continue
             dead_ids = {id(e) for e in dead}
             pruned = drop_from_literal(table, lambda e: id(e) in dead_ids)
@@ -260,25 +250,11 @@ class PruneRecordTables(ShrinkCodemod):
                     edited[i] = stmt.with_changes(body=[stmt.body[0].with_changes(value=tables[name])])  # type: ignore
         if not gone and not edited:
             return updated_node
-        body: list[cst.BaseStatement] = []
-        carried: list[cst.EmptyLine] = []  # comment lines above a removed statement head the next one
-        for i, stmt in enumerate(statements):
-            if i in gone:
-                if any(line.comment is not None for line in stmt.leading_lines):
-                    carried.extend(stmt.leading_lines)
-                continue
-            stmt = edited.get(i, stmt)
-            if carried:
-                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
-                carried = []
-            body.append(stmt)
-        statements_removed = len(gone)
         if rows:
             self.count("table_rows_removed", rows)
-        if statements_removed:
-            self.count("statements_removed", statements_removed)
-        footer = [*carried, *updated_node.footer] if carried else updated_node.footer
-        return updated_node.with_changes(body=body, footer=footer)
+        if gone:
+            self.count("statements_removed", len(gone))
+        return without_statements(updated_node, gone, edited)
 
     @staticmethod
     def _assigned_name(stmt: cst.BaseStatement) -> Optional[str]:

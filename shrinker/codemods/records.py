@@ -28,7 +28,7 @@ from shrinker.rules.predicates import dotted_name
 from shrinker.rules.schema import Registry
 
 
-def _record_keys(stmt: cst.BaseStatement, reg: Registry) -> list[Optional[str]]:
+def record_keys(stmt: cst.BaseStatement, reg: Registry) -> list[Optional[str]]:
     """The key of every `reg.record(...)` call in a statement (None where it is not a literal)."""
     keys: list[Optional[str]] = []
     for call in m.findall(stmt, m.Call()):
@@ -36,6 +36,36 @@ def _record_keys(stmt: cst.BaseStatement, reg: Registry) -> list[Optional[str]]:
             values = [a.value for a in call.args if a.keyword is not None and a.keyword.value == reg.element_key]
             keys.append(string_value(values[0]) if len(values) == 1 else None)
     return keys
+
+
+def deletes_only(stmt: cst.BaseStatement, names: set[str]) -> bool:
+    """`del _bk` where every name deleted is one of `names`."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Del)):
+        return False
+    target = stmt.body[0].target
+    targets = [e.value for e in target.elements] if isinstance(target, cst.Tuple) else [target]
+    return all(isinstance(t, cst.Name) and t.value in names for t in targets)
+
+
+def without_statements(module: cst.Module, gone: set[int],
+                       edited: Optional[dict[int, cst.BaseStatement]] = None) -> cst.Module:
+    """`module` without its top-level statements numbered in `gone` (and `edited` ones replaced); the comment
+    lines above a removed statement head the next one that stays (or the footer)."""
+    body: list[cst.BaseStatement] = []
+    carried: list[cst.EmptyLine] = []
+    for i, stmt in enumerate(module.body):
+        if i in gone:
+            if any(line.comment is not None for line in stmt.leading_lines):
+                carried.extend(stmt.leading_lines)
+            continue
+        stmt = (edited or {}).get(i, stmt)
+        if carried:
+            stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+            carried = []
+        body.append(stmt)
+    footer = [*carried, *module.footer] if carried else module.footer
+    return module.with_changes(body=body, footer=footer)
 
 
 class PruneRecords(ShrinkCodemod):
@@ -76,7 +106,7 @@ class PruneRecords(ShrinkCodemod):
             removed = self.inputs.removed.registry_keys.get(reg.name, frozenset())
             if reg.kind != "records" or not removed:
                 continue
-            keys = _record_keys(stmt, reg)
+            keys = record_keys(stmt, reg)
             if keys and all(k in removed for k in keys):
                 # the registering call itself runs (that is what goes); its arguments must not
                 return all(self._runs_no_code(a.value) for a in stmt.body[0].value.args)
@@ -91,20 +121,7 @@ class PruneRecords(ShrinkCodemod):
             return None
         return stmt.target.value if all(self._dead(s) for s in stmt.body.body) else None
 
-    @staticmethod
-    def _deletes_only(stmt: cst.BaseStatement, names: set[str]) -> bool:
-        """`del _bk` where every name deleted is one of `names`."""
-        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
-                and isinstance(stmt.body[0], cst.Del)):
-            return False
-        target = stmt.body[0].target
-        targets = [e.value for e in target.elements] if isinstance(target, cst.Tuple) else [target]
-        return all(isinstance(t, cst.Name) and t.value in names for t in targets)
-
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        body: list[cst.BaseStatement] = []
-        carried: list[cst.EmptyLine] = []  # comment lines of removed statements, for the next one kept
-        removed = 0
         statements = list(updated_node.body)
         gone: set[int] = set()
         for i, stmt in enumerate(statements):
@@ -112,23 +129,12 @@ class PruneRecords(ShrinkCodemod):
                 gone.add(i)
             elif (name := self._dead_loop(stmt)) is not None:
                 after = statements[i + 1] if i + 1 < len(statements) else None
-                if after is not None and self._deletes_only(after, {name}):
+                if after is not None and deletes_only(after, {name}):
                     gone.update((i, i + 1))  # the loop and the `del` of its variable
                 elif not any(isinstance(n, cst.Name) and n.value == name
                              for s in statements[i + 1:] for n in m.findall(s, m.Name())):
                     gone.add(i)  # nothing after it reads or deletes the variable
-        for i, stmt in enumerate(statements):
-            if i in gone:
-                removed += 1
-                if any(line.comment is not None for line in stmt.leading_lines):
-                    carried.extend(stmt.leading_lines)
-                continue
-            if carried:
-                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
-                carried = []
-            body.append(stmt)
-        if not removed:
+        if not gone:
             return updated_node
-        self.count("records_removed", removed)
-        footer = [*carried, *updated_node.footer] if carried else updated_node.footer
-        return updated_node.with_changes(body=body, footer=footer)
+        self.count("records_removed", len(gone))
+        return without_statements(updated_node, gone)
