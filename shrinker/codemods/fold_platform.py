@@ -328,8 +328,6 @@ class Folder:
             return None
         if not (known.pure or self.pure_callee(node)):
             return None
-        if known.none:  # its value is None (`limit = aiter_swiglu_oai_limit(cfg) or 0.0`); False is only its truth
-            return Fold(cst.Name("None"), False, True, True)
         return Fold(constant(known.value), known.value, True, True)
 
     def _fold_any_all(self, node: cst.Call) -> Optional[Fold]:
@@ -456,8 +454,8 @@ class Folder:
             name = _simple_name(node.func)
             if device_probe(node, self.table.platform, self.table.strings) is not None:
                 return True
-            if (known := self._known_constant(node)) is not None:
-                return not known.none  # a function returning None is no bool
+            if self._known_constant(node) is not None:
+                return True
             return name in _BOOL_CALLS or (name is not None and self.table.value(name, called=True) is not None
                                            and not self.table.returns_none(name))
         if isinstance(node, cst.Attribute):  # a platform fact is a probe's bool
@@ -500,8 +498,6 @@ class Folder:
         strings = self.table.strings
         none = ((isinstance(left, cst.Name) and left.value in self.none_names)
                 or build_attribute(left, self.table.platform, strings) is not None
-                or (isinstance(left, cst.Call) and (call := self._fold_constant_call(left)) is not None
-                    and _is_none(call.node))
                 or (isinstance(left, cst.Attribute) and isinstance(left.value, cst.Name) and left.value.value == "self"
                     and left.attr.value in self.attribute_constants and self.attribute_constants[left.attr.value] is None))
         if isinstance(op, (cst.Is, cst.IsNot)) and none and isinstance(right, cst.Name) and right.value == "None":
@@ -1104,9 +1100,6 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._other_devices_record(stmt.value):
             self.count("platform_registrations_removed")
             return cst.RemoveFromParent()
-        if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._constant_statement(stmt.value):
-            self.count("constant_calls_removed")
-            return cst.RemoveFromParent()
         if not self.inputs.table.features:
             return updated_node
         if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._setup_call(stmt.value):
@@ -1121,17 +1114,6 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
                 self.count("feature_constants_inlined", len(assignments))
                 first = assignments[0].with_changes(leading_lines=updated_node.leading_lines)
                 return cst.FlattenSentinel([first, *assignments[1:]])
-        return updated_node
-
-    def _constant_statement(self, call: cst.Call) -> bool:
-        """`maybe_create_ascend_config_store(transfer_backend=backend)` as a statement, where the function only
-        returns a constant (graph/constant_functions) and the call and its arguments only read: it does nothing."""
-        folded = self.folder._fold_constant_call(call)
-        return folded is not None and folded.pure
-
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock):
-        if original_node.body and not updated_node.body:  # its only statement was a removed call
-            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         return updated_node
 
     def _other_devices_record(self, call: cst.Call) -> bool:

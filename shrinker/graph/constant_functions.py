@@ -8,9 +8,8 @@ Rule-free and exact, read with `ast` from the tree's text:
   or caches (`lru_cache`, `functools.cache`): a cache returns what the function returned;
 - the name is bound once in the whole file (no second definition, no assignment, no local of that name);
 - its body up to the first top-level `return` holds no other `return`; that return's value is the literal
-  `True`/`False`, or `X in <empty literal>` (False) / `X not in <empty literal>` (True), a bool whatever X is,
-  or None (`return`, `return None`: `none`, whose truth is False; 0.5.23's `aiter_swiglu_oai_limit` and
-  `maybe_create_ascend_config_store` once the platform fold emptied them). Statements after it never run.
+  `True`/`False`, or `X in <empty literal>` (False) / `X not in <empty literal>` (True), a bool whatever X is.
+  Statements after it never run.
 `pure` says whether calling it runs nothing but the return: the statements before the return are
 docstrings, `pass` or local bindings of reads (names, attributes, subscripts, literals), and the return's
 `X` is such a read too. An impure one folds only where the rules declare its call side-effect free.
@@ -29,19 +28,18 @@ from shrinker.graph.sources import python_sources
 
 CACHES = frozenset({"lru_cache", "cache", "functools.lru_cache", "functools.cache"})
 _EMPTY = re.compile(r"\bin\s*(?:\(\s*\)|\[\s*\]|frozenset\(\s*\)|set\(\s*\))")
-_BOOL_RETURN = re.compile(r"^\s+return\s*\(?\s*(?:True|False|None)?\s*\)?\s*$|^\s+return\s*\(\s*$", re.MULTILINE)
+_BOOL_RETURN = re.compile(r"^\s+return\s*\(?\s*(?:True|False)\s*\)?\s*$|^\s+return\s*\(\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
 class ConstantReturn:
-    value: bool  # the value, or its truth when `none`
+    value: bool
     pure: bool  # a call runs nothing but reads
-    none: bool = False  # the function returns None
 
 
 def may_define_constant_functions(text: str) -> bool:
-    """A cheap test of the source text: only files passing it can define one (a `return True/False/None` or bare
-    `return` line, a `return (` whose value may be one, or a membership test of an empty literal)."""
+    """A cheap test of the source text: only files passing it can define one (a `return True/False` line, a
+    `return (` whose value may be one, or a membership test of an empty literal)."""
     return _BOOL_RETURN.search(text) is not None or _EMPTY.search(text) is not None
 
 
@@ -92,8 +90,6 @@ def _constant_return(function: ast.FunctionDef) -> ConstantReturn | None:
         return None
     if any(isinstance(n, ast.Return) for s in before for n in own_nodes(s)):
         return None
-    if stmt.value is None or (isinstance(stmt.value, ast.Constant) and stmt.value.value is None):
-        return ConstantReturn(False, all(_pure_statement(s) for s in before), none=True)
     value, read = _bool_value(stmt.value)
     if value is None:
         return None

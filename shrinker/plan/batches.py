@@ -185,6 +185,11 @@ def make_batches(g: ImportGraph, reach: Reach, rules: Rules, decisions: list[Dec
             elif codemod == "prune_records":
                 files = sorted(g.module_path[m] for m in kept_modules if _holds_removed_record(
                     g.facts.get(m), rules, reach.registries.removed_keys))
+            elif codemod == "prune_record_tables":
+                # the modules that build an inventory's records (`KernelSpec(`), wherever their values come from
+                calls = tuple(f"{r.record}(" for r in rules.registries if r.kind == "records")
+                files = sorted(g.module_path[m] for m in kept_modules if calls and any(
+                    c in (g.tree / g.module_path[m]).read_text(errors="replace") for c in calls))
             elif codemod == "prune_cli_choices":
                 files = sorted(g.module_path[m] for m in _choices_modules(g, rules, kept_modules, platform_re)
                                if m in reach.kept and g.module_path.get(m))

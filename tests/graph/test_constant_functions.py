@@ -117,32 +117,3 @@ def test_the_text_filter_and_the_tree_table(tmp_path: Path) -> None:
     (package / "a.py").write_text("def on():\n    return True\n")
     (package / "b.py").write_text("def on(x):\n    return x\n")
     assert constant_functions(tmp_path) == {"sglang.a": {"on": ConstantReturn(True, True)}}
-
-
-def test_functions_returning_none() -> None:
-    # 0.5.23's aiter_swiglu_oai_limit and maybe_create_ascend_config_store once the platform fold emptied them
-    assert found('''
-        def aiter_swiglu_oai_limit(config):
-            """The clamp limit on gfx95."""
-            return None
-
-        def maybe_create_ascend_config_store(transfer_backend) -> None:
-            """Also called by the rust-server scheduler."""
-            return
-
-        def glm5_next_config(model_config):
-            hf_config = model_config.hf_config
-            return None
-
-        def kimi_linear_config(model_config):
-            text_config = get_hf_text_config(model_config.hf_config)
-            return None
-
-        def falls_off_the_end(x):
-            x.y = 1
-        ''') == {"aiter_swiglu_oai_limit": ConstantReturn(False, True, none=True),
-                 "maybe_create_ascend_config_store": ConstantReturn(False, True, none=True),
-                 "glm5_next_config": ConstantReturn(False, True, none=True),
-                 "kimi_linear_config": ConstantReturn(False, False, none=True)}
-    assert may_define_constant_functions("def f():\n    return\n")
-    assert may_define_constant_functions("def f():\n    return None\n")

@@ -107,6 +107,19 @@ def test_the_registry_batch_prunes_the_records_of_removed_keys(tmp_path: Path) -
     assert rest.codemods["prune_records"] == ["python/pkg/inventory/group.py"]
 
 
+def test_the_table_codemod_visits_the_modules_that_build_records(tmp_path: Path) -> None:
+    # prune_record_tables reads the values a loop or a module constant gives a record: the modules that build
+    # one are its files, not every kept module
+    reach, decisions, _, rules = _plan(tmp_path)
+    graph = build_graph(tmp_path / "tree", jobs=1, cache=FactsCache(tmp_path / "facts.pickle"))
+    rules.batches[-1].codemods.append("prune_record_tables")
+    rest = make_batches(graph, reach, rules, list(decisions.values()))[-1]
+    builders = sorted(p for p, d in decisions.items() if d.keep and p.endswith(".py")
+                      and "KernelSpec(" in (tmp_path / "tree" / p).read_text())
+    assert rest.codemods["prune_record_tables"] == builders
+    assert "python/pkg/inventory/group.py" in builders
+
+
 def test_a_record_goes_in_the_batch_that_deletes_its_module(tmp_path: Path) -> None:
     # 0.5.23: Qwen4's gate kernel is imported by the removed Qwen4 model too, so it goes with the models
     # batch, before the registries batch: its record must go there as well
