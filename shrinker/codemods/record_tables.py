@@ -37,8 +37,8 @@ import libcst.helpers  # noqa: F401  (cst.helpers)
 import libcst.matchers as m
 
 from shrinker.codemods.base import ShrinkCodemod
-from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.bindings import BindingCounts
+from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.records import deletes_only, record_keys, without_statements
 from shrinker.codemods.registries import string_value
 from shrinker.rules.predicates import dotted_name, other_devices_only
