@@ -39,7 +39,7 @@ import libcst.matchers as m
 from shrinker.codemods.base import ShrinkCodemod
 from shrinker.codemods.bindings import BindingCounts
 from shrinker.codemods.elements import drop_from_literal
-from shrinker.codemods.records import deletes_only, record_keys, without_statements
+from shrinker.codemods.records import deletes_only, record_keys, runs_no_code, without_statements
 from shrinker.codemods.registries import string_value
 from shrinker.rules.predicates import dotted_name, other_devices_only
 
@@ -118,20 +118,12 @@ class PruneRecordTables(ShrinkCodemod):
         self._constants: dict[str, cst.BaseExpression] = {}
 
     # -- deciding one registration ---------------------------------------------------------------
-    def _pure(self, node: cst.BaseExpression) -> bool:
-        if isinstance(node, cst.FormattedString):
-            return all(self._pure(p.expression) for p in node.parts if isinstance(p, cst.FormattedStringExpression))
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
-            return self._pure(node.left) and self._pure(node.right)
-        if isinstance(node, cst.IfExp):
-            return all(self._pure(n) for n in (node.test, node.body, node.orelse))
-        if isinstance(node, cst.Call):
-            return self._folder.pure_callee(node) and all(self._pure(a.value) for a in node.args)
-        return self._folder.pure(node)
+    def _runs_no_code(self, node: cst.BaseExpression) -> bool:
+        return runs_no_code(node, self._folder)
 
     def _dead_call(self, call: cst.Call) -> bool:
         """A registration running no code whose records are all of no use on CUDA (module doc)."""
-        if not call.args or not all(self._pure(a.value) for a in call.args):
+        if not call.args or not all(self._runs_no_code(a.value) for a in call.args):
             return False
         records = [c for c in m.findall(call, m.Call()) if isinstance(c, cst.Call)
                    and any(dotted_name(c.func) == reg.record for reg in self._registries)]
@@ -172,7 +164,7 @@ class PruneRecordTables(ShrinkCodemod):
                     and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1
                     and isinstance(stmt.body[0].targets[0].target, cst.Name)):
                 name = stmt.body[0].targets[0].target.value
-                if counts.count.get(name) == 1 and self._pure(stmt.body[0].value):
+                if counts.count.get(name) == 1 and self._runs_no_code(stmt.body[0].value):
                     found[name] = stmt.body[0].value
         return found
 

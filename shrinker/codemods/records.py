@@ -38,6 +38,23 @@ def record_keys(stmt: cst.BaseStatement, reg: Registry) -> list[Optional[str]]:
     return keys
 
 
+def runs_no_code(node: cst.BaseExpression, folder) -> bool:
+    """Evaluating a registration's argument runs no code: literals, names, f-strings, string concatenation,
+    `a if c else b` over those, and the calls `folder` (fold_platform's purity rules) calls pure."""
+    if isinstance(node, cst.IfExp):
+        return all(runs_no_code(n, folder) for n in (node.test, node.body, node.orelse))
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add) and any(
+            isinstance(n, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
+            for n in (node.left, node.right)):  # string concatenation
+        return runs_no_code(node.left, folder) and runs_no_code(node.right, folder)
+    if isinstance(node, cst.FormattedString):
+        return all(runs_no_code(p.expression, folder) for p in node.parts
+                   if isinstance(p, cst.FormattedStringExpression))
+    if isinstance(node, cst.Call):
+        return folder.pure_callee(node) and all(runs_no_code(a.value, folder) for a in node.args)
+    return folder.pure(node)
+
+
 def deletes_only(stmt: cst.BaseStatement, names: set[str]) -> bool:
     """`del _bk` where every name deleted is one of `names`."""
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
@@ -83,20 +100,6 @@ class PruneRecords(ShrinkCodemod):
 
         self._folder = Folder(inputs)
 
-    def _runs_no_code(self, node: cst.BaseExpression) -> bool:
-        if isinstance(node, cst.IfExp):
-            return all(self._runs_no_code(n) for n in (node.test, node.body, node.orelse))
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add) and any(
-                isinstance(n, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
-                for n in (node.left, node.right)):  # string concatenation
-            return self._runs_no_code(node.left) and self._runs_no_code(node.right)
-        if isinstance(node, cst.FormattedString):
-            return all(self._runs_no_code(p.expression) for p in node.parts
-                       if isinstance(p, cst.FormattedStringExpression))
-        if isinstance(node, cst.Call):
-            return self._folder.pure_callee(node) and all(self._runs_no_code(a.value) for a in node.args)
-        return self._folder.pure(node)
-
     def _dead(self, stmt: cst.BaseStatement) -> bool:
         """A lone registration statement of records whose keys are all removed, running no code."""
         if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
@@ -109,7 +112,7 @@ class PruneRecords(ShrinkCodemod):
             keys = record_keys(stmt, reg)
             if keys and all(k in removed for k in keys):
                 # the registering call itself runs (that is what goes); its arguments must not
-                return all(self._runs_no_code(a.value) for a in stmt.body[0].value.args)
+                return all(runs_no_code(a.value, self._folder) for a in stmt.body[0].value.args)
         return False
 
     def _dead_loop(self, stmt: cst.BaseStatement) -> Optional[str]:
