@@ -77,7 +77,7 @@ def platform_classes_by_module(tree: Path, globs: list[str]) -> dict[str, frozen
     return {module_of(rel): frozenset(classes) for rel, classes in found if classes}
 
 
-def _removed_through(plan: dict, number: int, tree: Path, class_globs: list[str] = ()) -> Removed:
+def removed_through(plan: dict, number: int, tree: Path, class_globs: list[str] = ()) -> Removed:
     """What batches 1..number remove, with the cross-file facts the codemods read."""
     from shrinker.codemods.removed_imports import lost_names_from_facts
     from shrinker.codemods.unused_names import imported_names_from_facts
@@ -188,23 +188,13 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
         if target.exists():
             target.unlink()
             outcome.files_deleted += 1
-    removed = _removed_through(plan, number, tree, batch_class_globs(rules, batch))
-    methods = method_definitions(tree)
+    removed = removed_through(plan, number, tree, batch_class_globs(rules, batch))
     folds = _folds(batch)
-    words = single_file_words(tree) if folds else None
-    inputs = CodemodInputs(rules=rules, removed=removed, defined_methods=frozenset(methods),
-                           shared_methods=frozenset(n for n, c in methods.items() if c > 1),
-                           table=batch_table(rules, batch, removed),
-                           single_file_words=words,
-                           unset_attributes=unset_attributes(tree, words) if folds else None,
-                           backend_methods=(name_table(tree, rules.platform.backend_methods)
-                                            if rules.platform.backend_methods else None),
-                           constant_functions=constant_functions(tree) if folds else None,
-                           constant_parameters=tree_constant_parameters(tree, rules) if folds else None)
+    inputs = tree_inputs(tree, rules, removed, batch_table(rules, batch, removed), folds=folds)
     failures, findings = [], []
     later = _deleted_after(plan, number)
     work = _codemod_work(batch, tree, _importers_of_lost_names(tree, inputs.removed))
-    edited_removed = _run_codemods(work, tree, inputs, number, outcome, failures, findings, later, jobs=jobs)
+    edited_removed = run_codemods(work, tree, inputs, number, outcome, failures, findings, later, jobs=jobs)
     if folds:
         # A function the fold just made constant (`return is_hip() and ...` -> `return False`) folds at the
         # call sites of every module in a second round, which reads the tables of the folded tree; so does an
@@ -214,11 +204,11 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
         # folded earlier, a module would lose a HIP-only definition while its user waits for that batch
         # (0.5.17's sgl_kernel `gelu_quick`, imported by a ROCm fused op's backend method).
         last = number == max(i for i, b in enumerate(plan["batches"], 1) if _folds(b))
-        edited_removed += _run_codemods(_constant_call_work(batch, tree, inputs, last), tree, inputs, number,
+        edited_removed += run_codemods(_constant_call_work(batch, tree, inputs, last), tree, inputs, number,
                                         outcome, failures, findings, later, jobs=jobs, label="constant calls: ")
         if last:  # a parameter that round's fold left unread leaves its signature and every call
             inputs.constant_parameters = tree_constant_parameters(tree, rules)
-            edited_removed += _run_codemods(_parameter_work(tree, inputs.constant_parameters), tree, inputs, number,
+            edited_removed += run_codemods(_parameter_work(tree, inputs.constant_parameters), tree, inputs, number,
                                             outcome, failures, findings, later, jobs=jobs,
                                             label="constant parameters: ")
     outcome.lines_removed = sum(before.values()) + edited_removed
@@ -226,6 +216,24 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
                            f"shrink: batch {number} — {batch['name']}", start, dry_run=dry_run, baseline=baseline,
                            use_verify=use_verify, name_baseline=name_baseline, upstream_root=upstream_root,
                            keep_failed=keep_failed)
+
+
+def tree_inputs(tree: Path, rules, removed: Removed, table: PredicateTable, *, folds: bool,
+                literals: bool = False) -> CodemodInputs:
+    """The codemods' inputs read from the tree as it stands: the method tables every batch uses and, for a
+    folding run (`folds`), the cross-file tables the fold reads (and the literal tables when `literals`)."""
+    methods = method_definitions(tree)
+    words = single_file_words(tree) if folds else None
+    return CodemodInputs(rules=rules, removed=removed, defined_methods=frozenset(methods),
+                         shared_methods=frozenset(n for n, c in methods.items() if c > 1),
+                         table=table,
+                         single_file_words=words,
+                         unset_attributes=unset_attributes(tree, words) if folds else None,
+                         backend_methods=(name_table(tree, rules.platform.backend_methods)
+                                          if rules.platform.backend_methods else None),
+                         constant_functions=constant_functions(tree) if folds else None,
+                         returned_literals=returned_literals(tree) if folds and literals else None,
+                         constant_parameters=tree_constant_parameters(tree, rules) if folds else None)
 
 
 def tree_constant_parameters(tree: Path, rules) -> ConstantParameters:
@@ -278,7 +286,7 @@ def _parameter_work(tree: Path, table: ConstantParameters) -> dict[tuple[str, ..
     return {("remove_constant_parameters",): files} if files else {}
 
 
-def _run_codemods(work: dict[tuple[str, ...], list[str]], tree: Path, inputs: CodemodInputs, number: int,
+def run_codemods(work: dict[tuple[str, ...], list[str]], tree: Path, inputs: CodemodInputs, number: int,
                   outcome: BatchOutcome, failures: list[str], findings: list[str], later: set[str], *, jobs: int,
                   label: str = "") -> int:
     """Run each group of codemods on its files and write the results (counted in `outcome` under `label`

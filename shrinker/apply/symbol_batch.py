@@ -3,9 +3,11 @@
 A pass analyses the tree as the batches before it left it (shrinker/symbols/graph.py), runs the
 batch's codemods (`remove_dead_symbols`, then `remove_unused_names`) on the modules with dead
 symbols, gates the result like any batch and commits it as `shrink: batch N — <name> (pass k)`.
-The loop stops when the graph finds nothing dead or a pass changes no file (that pass commits
-nothing), or when a pass fails its gate (it is rolled back; the passes before it stay committed,
-each having passed its own gate).
+When the graph finds nothing dead or a pass changes no file, the pass refolds instead (apply/refold.py:
+the platform fold over every kept file, with the tables of the tree as the passes left it; committed as
+`(pass k: refold)`) and the passes go on, at most MAX_REFOLDS times; the loop stops when a refold changes
+nothing (it commits nothing), or when a pass fails its gate (it is rolled back; the passes before it stay
+committed, each having passed its own gate).
 
 After a pass's symbol removal, modules the plan's reachability (same rules: roots, registries, strings,
 rules' pins) no longer reaches from the roots go too, in the same pass: a removed function was often
@@ -28,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shrinker.apply.refold import refold
 from shrinker.apply.run import BatchOutcome, gate_and_commit
 from shrinker.graph.discover import module_of
 from shrinker.codemods.inputs import CodemodInputs, Removed
@@ -39,6 +42,7 @@ from shrinker.symbols.fixpoint import run_pass
 from shrinker.symbols.rules import SymbolRules, load_symbol_rules
 
 MAX_PASSES = 10  # the v0.5.16 tree converges in 2-3; a bound so a codemod bug cannot loop forever
+MAX_REFOLDS = 2  # refold passes (apply/refold.py): each costs a fold of every kept file (~4 min on 2 cores)
 
 
 def is_symbol_batch(batch: dict) -> bool:
@@ -180,19 +184,32 @@ def _cut(tree: Path, rules, jobs: int, deleted: list[str], removed_keys) -> Modu
 
 
 def apply_symbol_batch(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dry_run: bool,
-                       max_passes: int = MAX_PASSES, delete_modules: bool = True, **gate) -> list[BatchOutcome]:
+                       max_passes: int = MAX_PASSES, delete_modules: bool = True, max_refolds: int = MAX_REFOLDS,
+                       **gate) -> list[BatchOutcome]:
     """`gate`: the keyword arguments of gate_and_commit (baselines, use_verify, upstream_root ...)."""
     batch = plan["batches"][number - 1]
     symbol_rules = planned_symbol_rules(batch, rules)
     codemods = [e["name"] for e in batch["codemods"]]
     outcomes: list[BatchOutcome] = []
+    refolds = 0
     for k in range(1, max_passes + 1):
         start = time.perf_counter()
         outcome = BatchOutcome(number, f"{batch['name']} (pass {k})", symbol_pass=k)
         result, _ = run_pass(tree, k, rules, symbol_rules, codemods=codemods, jobs=jobs,
                              upstream=gate.get("upstream_root"))
         if result is None or not result.files_changed:
-            break  # the fixpoint: nothing (more) to remove, nothing to commit
+            # the fixpoint: nothing (more) to remove; a refold may make more dead (apply/refold.py)
+            if refolds == max_refolds:
+                break
+            refolds += 1
+            outcome = _refold_pass(repo, tree, plan, number, rules, k, start, jobs=jobs, dry_run=dry_run,
+                                   delete_modules=delete_modules, **gate)
+            if outcome is None:
+                break  # the refold changed nothing: the tree is settled
+            outcomes.append(outcome)
+            if outcome.gate != "passed" or dry_run:
+                break
+            continue
         cut = delete_unreachable(tree, rules, jobs) if delete_modules else ModuleCut()
         outcome.files_deleted = len(cut.deleted)
         outcome.files_edited = result.files_changed + cut.edited
@@ -212,3 +229,24 @@ def apply_symbol_batch(repo, tree: Path, plan: dict, number: int, rules, *, jobs
         if outcome.gate != "passed" or dry_run:
             break
     return outcomes
+
+
+def _refold_pass(repo, tree: Path, plan: dict, number: int, rules, k: int, start: float, *, jobs: int,
+                 dry_run: bool, delete_modules: bool, **gate) -> BatchOutcome | None:
+    """Pass `k` as a refold (apply/refold.py) with the unreachable modules it leaves; gated and committed like a
+    symbol pass. None when it changed no file (nothing is committed)."""
+    batch = plan["batches"][number - 1]
+    outcome = BatchOutcome(number, f"{batch['name']} (pass {k}: refold)", symbol_pass=k)
+    failures, findings = refold(tree, plan, number, rules, outcome, jobs=jobs)
+    if not outcome.files_edited and not failures:
+        return None
+    cut = delete_unreachable(tree, rules, jobs) if delete_modules and not failures else ModuleCut()
+    outcome.files_deleted = len(cut.deleted)
+    outcome.files_edited += cut.edited
+    outcome.lines_removed += cut.lines
+    outcome.codemods["unreachable modules"] = {"deleted": len(cut.deleted), "importers edited": cut.edited}
+    if cut.kept:
+        outcome.codemods["unreachable modules"]["kept (their cut would break a use)"] = cut.kept
+    gate_and_commit(repo, tree, plan, number, rules, outcome, failures + cut.failures, findings + cut.findings,
+                    f"shrink: batch {number} — {outcome.name}", start, dry_run=dry_run, **gate)
+    return outcome

@@ -140,7 +140,8 @@ class Folder:
         self.pure_methods = tuple(inputs.rules.platform.pure_methods)
         self.is_param = is_param
         self.on_param = on_param
-        # Names this module imports from removed modules: no instance of such a class can exist.
+        # Names this module imports from removed modules, and classes the tree only tests against
+        # (graph/tested_classes): no instance of such a class can exist.
         self.removed_classes: frozenset[str] = frozenset()
         self.module = ""  # the dotted module folded (feature value rules scoped to modules)
         # Names the module binds to a value (`_is_npu = is_npu()`, `from .utils import _is_hip`): as a
@@ -800,7 +801,7 @@ class PredicateScope:
         module, package = module_and_package(self.context)
         dead = frozenset(a.bound for aliases in find_dead_imports(tree, package, self.inputs.removed).values()
                          for a in aliases if a.alias is not None and "." not in a.bound)
-        self.folder.removed_classes = dead
+        self.folder.removed_classes = dead | (self.inputs.tested_only_classes or frozenset())
         self.folder.flags = module_flags(tree)
         self.folder.none_names = none_constants(tree, self.folder)
         self.folder.empty_names = empty_constants(tree, self.folder, self.inputs.single_file_words)
@@ -816,13 +817,14 @@ class PredicateScope:
             tree, module or "", package, self.inputs, self.folder)
         literals = self.inputs.returned_literals
         self.folder.literal_attributes = dict(literals.attributes.get(module or "", {})) if literals else {}
-        widen = (dead | self.folder.none_names | self.folder.empty_names | frozenset(self.folder.constants)
+        widen = (self.folder.removed_classes | self.folder.none_names | self.folder.empty_names | frozenset(self.folder.constants)
                  | frozenset(self.folder.string_collections)
                  | frozenset(self.folder.attribute_constants) | frozenset(self.folder.constant_calls)
                  | frozenset(self.folder.constant_methods) | frozenset(self.folder.literal_attributes)
                  | (self.inputs.constant_parameters.folded_names(module or "") if self.inputs.constant_parameters
                     else frozenset())
-                 | frozenset(name for served in self._served_locals.values() for name in served))
+                 | frozenset(name for served in self._served_locals.values() for name in served)
+                 | frozenset(name for local in self._function_constants.values() for name in local))
         if widen and self._prune is not None:
             self._prune = re.compile(self._prune.pattern + "|" + "|".join(rf"\b{re.escape(n)}\b" for n in sorted(widen)))
 

@@ -74,6 +74,9 @@ class CodemodInputs:
     # Parameters named for another platform or model family that every call passes one bool (graph/
     # constant_parameters; None = not known): folded inside their function, dropped once nothing reads them.
     constant_parameters: ConstantParameters | None = None
+    # Classes the kept tree never instantiates and only tests against (graph/tested_classes; None = not
+    # known): `isinstance(x, C)` is False, as for a class whose module went.
+    tested_only_classes: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if self.table is None:

@@ -65,8 +65,30 @@ def named_in_string():
     return 4
 
 
+class Worker:
+    def __init__(self):
+        self.use_npu_path = False
+
+    def step(self):
+        if self.use_npu_path:
+            return npu_step()
+        return 1
+
+
+def npu_step():
+    return 2
+
+
 HANDLERS["run"] = lambda mode: Runner().run(mode)
 HANDLERS["hook"] = "pkg.extras:named_in_string"
+HANDLERS["work"] = lambda: Worker().step()
+'''
+
+# A dead writer of the Worker's attribute in another module: while it stands, `use_npu_path` holds two
+# values; once pass 1 removes it, the attribute only ever holds False and the refold folds its test.
+OLD_PROBE = '''
+def old_probe(worker):
+    worker.use_npu_path = True
 '''
 
 PYPROJECT = '''[project]
@@ -88,8 +110,9 @@ description = "dead symbols"
 
 def _add_extras(origin) -> None:
     (origin / "python/pkg/extras.py").write_text(textwrap.dedent(EXTRAS).lstrip())
+    (origin / "python/pkg/extras_old.py").write_text(textwrap.dedent(OLD_PROBE).lstrip())
     server = origin / "python/pkg/server.py"
-    server.write_text(server.read_text().replace("from . import quant\n", "from . import quant\nfrom . import extras\n"))
+    server.write_text(server.read_text().replace("from . import quant\n", "from . import quant\nfrom . import extras, extras_old\n"))
     (origin / "python/pyproject.toml").write_text(PYPROJECT)
 
 
@@ -134,23 +157,30 @@ def test_each_pass_commits_until_one_finds_nothing(project, monkeypatch):
     assert all(o.gate == "passed" for o in outcomes)
     passes = [o for o in outcomes if o.number == 4]
     # pass 1: legacy, unused_helper, Runner._old_path ...; remove_unused_names then drops `_FLAG = ...`,
-    # which only legacy read; pass 2: compute_flag; pass 3 finds nothing and commits nothing
-    assert [o.symbol_pass for o in passes] == [1, 2]
+    # which only legacy read; pass 2: compute_flag
+    # pass 3 finds nothing and refolds instead: pass 1 took old_probe, the other writer of `use_npu_path`,
+    # so Worker's attribute is a constant now and its branch goes; pass 4 takes npu_step, the branch's call;
+    # pass 5 and a second refold find nothing
+    assert [(o.symbol_pass, o.name) for o in passes] == [
+        (1, "dead symbols (pass 1)"), (2, "dead symbols (pass 2)"), (3, "dead symbols (pass 3: refold)"),
+        (4, "dead symbols (pass 4)")]
     assert all(o.commit and o.lines_removed > 0 and o.tree_lines > 0 for o in passes)
     assert passes[1].tree_lines < passes[0].tree_lines
     tree = paths.work_tree_dir("mini", project["upstream"].version)
     subjects = _subjects(tree)
-    assert subjects[:3] == ["shrink: requirements — python/pyproject.toml dependencies",
+    assert subjects[:5] == ["shrink: requirements — python/pyproject.toml dependencies",
+                            "shrink: batch 4 — dead symbols (pass 4)", "shrink: batch 4 — dead symbols (pass 3: refold)",
                             "shrink: batch 4 — dead symbols (pass 2)", "shrink: batch 4 — dead symbols (pass 1)"]
     # pass 1 dropped server's import of CudaGraphRunner (a dead class): reachability then finds its module
     # unreachable, and the same pass deletes it
     assert passes[0].files_deleted >= 1 and not (tree / "python/pkg/cuda_graph.py").exists()
     extras = (tree / "python/pkg/extras.py").read_text()
-    for gone in ("def legacy", "def unused_helper", "def _old_path", "_FLAG", "def compute_flag"):
+    for gone in ("def legacy", "def unused_helper", "def _old_path", "_FLAG", "def compute_flag", "use_npu_path",
+                 "npu_step"):
         assert gone not in extras, gone
     # registered by a decorator, dispatched by getattr(f"forward_{mode}"), protected by a rule, named in a string
     for kept in ("def handle_ping", "def forward_extend", "def keep_by_rule", "def named_in_string",
-                 "def register_handler", "def run"):
+                 "def register_handler", "def run", "def step"):
         assert kept in extras, kept
     for path in tree.rglob("*.py"):
         if path.name != "broken.py":  # the fixture's deliberately broken file stays as it was
@@ -159,10 +189,10 @@ def test_each_pass_commits_until_one_finds_nothing(project, monkeypatch):
     pyproject = (tree / "python/pyproject.toml").read_text()
     assert '"numpy>=1.0"' in pyproject and "requests" not in pyproject
     report = json.loads((paths.reports_dir("mini", project["upstream"].version) / "apply.json").read_text())
-    assert [(b["number"], b["symbol_pass"]) for b in report["batches"]][-2:] == [(4, 1), (4, 2)]
+    assert [(b["number"], b["symbol_pass"]) for b in report["batches"]][-4:] == [(4, 1), (4, 2), (4, 3), (4, 4)]
     assert report["requirements"]["dropped"] == ["requests"] and report["requirements"]["gate"] == "passed"
     md = (paths.reports_dir("mini", project["upstream"].version) / "apply.md").read_text()
-    assert "dead symbols (pass 2)" in md and "Requirements" in md
+    assert "dead symbols (pass 3: refold)" in md and "Requirements" in md
     # everything applied: a second run does nothing and commits nothing
     assert apply_batches("mini", all_batches=True, jobs=1, use_verify=False) == []
     assert _subjects(tree) == subjects

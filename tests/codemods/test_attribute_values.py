@@ -110,7 +110,8 @@ def test_an_attribute_nothing_sets_reads_its_default() -> None:
     assert result.status == "success" and not result.findings, result.findings
     assert "gguf_bmm" not in result.code and "return None" not in result.code
     assert 'getattr(other, "_kimi_split_gguf_kv_b", False)' in result.code  # another object: may carry it
-    assert "fused = not True and q.is_contiguous()" not in result.code and "fused = False" in result.code
+    # `fused` is a local the fold decides (False): its one read takes the value and its binding goes
+    assert "fused" not in result.code and "return torch.bmm(q, self.w_kc), False" in result.code
     again = transform_source(result.code, path="sglang/srt/x.py", module="sglang.srt.x", inputs=inputs,
                              codemods=CODEMODS)
     assert again.code == result.code

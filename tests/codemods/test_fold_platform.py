@@ -169,6 +169,42 @@ class TestFoldPlatform(PlatformCodemodTest):
             inputs=inputs,
         )
 
+    def test_isinstance_of_a_class_the_tree_only_tests_against(self) -> None:
+        # 0.5.23's hisparse_coordinator / hybrid_pool_assembler once the MiniMax models went: the class stays
+        # defined (its module is kept) but nothing builds one (graph/tested_classes)
+        from shrinker.codemods.inputs import CodemodInputs, Removed
+        from shrinker.rules.load import load_rules
+
+        inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed(),
+                               tested_only_classes=frozenset({"MiniMaxSparseKVPool"}))
+        self.assertCodemod(
+            """
+            from sglang.srt.mem_cache.memory_pool import MiniMaxSparseKVPool, ReqToTokenPool
+
+            class Coordinator:
+                def __init__(self, kvcache):
+                    self.is_m3_hisparse = isinstance(kvcache, MiniMaxSparseKVPool)
+
+                def matches(self, kvcache, components):
+                    if isinstance(kvcache, (ReqToTokenPool, MiniMaxSparseKVPool)):
+                        return False
+                    return isinstance(kvcache, MiniMaxSparseKVPool) and components == {"k"}
+            """,
+            """
+            from sglang.srt.mem_cache.memory_pool import MiniMaxSparseKVPool, ReqToTokenPool
+
+            class Coordinator:
+                def __init__(self, kvcache):
+                    self.is_m3_hisparse = False
+
+                def matches(self, kvcache, components):
+                    if isinstance(kvcache, ReqToTokenPool):
+                        return False
+                    return False
+            """,
+            inputs=inputs,
+        )
+
     def test_enum_member_named_for_a_platform(self) -> None:
         # disaggregation/utils.py shape: `transfer_backend == TransferBackend.ASCEND`; lower-case
         # attributes (`self.npu`) are not enum members and stay.

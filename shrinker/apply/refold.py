@@ -1,0 +1,62 @@
+"""A refold: the platform fold over every kept file, once the dead-symbol passes have converged.
+
+A folding batch visits the files its plan names and, in its second round, the callers of functions the fold
+made constant. What the symbol batch removes makes more facts hold that no batch asked for: an identifier
+left in one file only (`self.use_npu_arch35_mxfp8_wo_a`, whose other readers were dead functions) is an
+attribute constant now; a local bound to `False` by an earlier fold (`qwen_bcg = False`, batch 4) folds the
+attributes it sets; a function whose HIP branch went returns a constant; a class whose constructors all went
+is only tested against (graph/tested_classes: `isinstance(pool, MiniMaxSparseKVPool)` is False). So the
+symbol batch, when a pass finds nothing dead, runs `fold_platform` + `remove_dead_imports` +
+`remove_unused_names` over every kept file with the tables read from the tree as it stands (the plan's removals, the platform's predicate table),
+then again over the files a round changed (their own facts moved: an attribute the round made constant), up
+to MAX_ROUNDS; the pass is gated and committed like a symbol pass, and the dead-symbol passes run again on
+what it left.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from shrinker.apply.run import BatchOutcome, batch_table, removed_through, run_codemods, tree_inputs
+from shrinker.graph.sources import python_sources
+from shrinker.graph.tested_classes import classes_only_tested
+
+REFOLD_CODEMODS = ("fold_platform", "remove_dead_imports", "remove_unused_names")
+MAX_ROUNDS = 3  # 0.5.23: the second round settles what the first made constant in the same file
+
+
+def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *, jobs: int
+           ) -> tuple[list[str], list[str]]:
+    """Refold the tree in place (see the module doc); record counts in `outcome`; return (failures,
+    findings). `outcome.files_edited` stays 0 when no round changed a file."""
+    batch = plan["batches"][number - 1]
+    failures: list[str] = []
+    findings: list[str] = []
+    files = sorted(rel for rel, text in python_sources(tree) if _parses(text, rel))
+    edited: set[str] = set()
+    tested = classes_only_tested(tree)  # a round only removes code: the set stays true, if not whole
+    for k in range(1, MAX_ROUNDS + 1):
+        if not files:
+            break
+        removed = removed_through(plan, number, tree)
+        inputs = tree_inputs(tree, rules, removed, batch_table(rules, batch, removed), folds=True, literals=True)
+        inputs.tested_only_classes = tested
+        before = {rel: (tree / rel).read_bytes() for rel in files}
+        outcome.lines_removed += run_codemods({REFOLD_CODEMODS: files}, tree, inputs, number, outcome, failures,
+                                              findings, set(), jobs=jobs, label=f"refold round {k}: ")
+        if failures:
+            break  # the gate judges what is there
+        files = sorted(rel for rel, data in before.items() if (tree / rel).read_bytes() != data)
+        edited |= set(files)
+    outcome.files_edited = len(edited)  # a file two rounds edit counts once
+    return failures, findings
+
+
+def _parses(text: str, rel: str) -> bool:
+    """A file upstream ships unparseable (a template, a fixture) is no fold's business: the gates judge it."""
+    try:
+        ast.parse(text, rel)
+    except (SyntaxError, ValueError):
+        return False
+    return True
