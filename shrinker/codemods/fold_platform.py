@@ -216,6 +216,8 @@ class Folder:
             return True  # a predicate call (its arguments are checked by the caller)
         if name in _PURE_CALLS or name in self.env_flags or _dotted_root(call.func) in self.env_flags:
             return True
+        if name in self.table.readers:  # reads an attribute as getattr does (rules.architectures.readers)
+            return True
         if device_probe(call, self.table.platform, self.table.strings) is not None:
             return True
         # Methods and functions the rules declare side-effect free (`mode.is_mixed()`,

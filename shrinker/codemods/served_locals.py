@@ -53,7 +53,7 @@ def architecture_element(node: cst.BaseExpression, table: PredicateTable) -> boo
 
 def served_value(value: cst.BaseExpression, table: PredicateTable) -> Optional[ServedLocal]:
     """What a binding's value makes its local hold, or None."""
-    place = model_type_place(value)
+    place = model_type_place(value, table.readers)
     if place is not None and table.model_types and any(fnmatchcase(place, g) for g in table.model_type_at):
         return ServedLocal(place=value)
     if architecture_element(value, table):

@@ -128,6 +128,8 @@ class PredicateTable:
         # model_type stands (`*.hf_config.model_type`): `hf_config.model_type == "gpt_oss"` is False.
         self.model_types = frozenset(serving.model_types) if serving else frozenset()
         self.model_type_at = tuple(serving.model_type_at) if serving else ()
+        # Functions that read an attribute as getattr does (rules.architectures.readers).
+        self.readers = ("getattr", *(serving.readers if serving else ()))
         # The architectures the pruned tree serves (rules.architectures.keep): a substring of none of them
         # is in no served architecture name (`"KimiK3" in arch`).
         self.kept_architectures = frozenset(serving.keep) if serving else frozenset()
@@ -454,8 +456,9 @@ def architecture_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
 
 
 def served_place(node: cst.BaseExpression, table: PredicateTable) -> bool:
-    """`node` reads where the served model's architectures stand (`[architectures].served` globs)."""
-    name = dotted_name(node)
+    """`node` reads where the served model's architectures stand (`[architectures].served` globs), itself or
+    through a reader (`getattr(hf_config, "architectures", None)`, model_type_place)."""
+    name = model_type_place(node, table.readers)
     return name is not None and any(fnmatchcase(name, pattern) for pattern in table.served)
 
 
@@ -481,15 +484,28 @@ def architecture_substring(fragment: str | None, alternatives: Iterable[str], ta
     return any(fragment in name for name in table.architectures)
 
 
-def model_type_place(node: cst.BaseExpression) -> str | None:
+def model_type_place(node: cst.BaseExpression, readers: Sequence[str] = ("getattr",)) -> str | None:
     """The dotted place a compare operand reads: `self.hf_config.model_type`, or `getattr(self.hf_config,
     "model_type", None)` read as the same place (the rules' `model_type_at` globs say which places hold the
-    served model_type); None for anything else."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr" \
+    served model_type; `readers`, the functions that read as getattr does); None for anything else. A
+    default that could hold a name (`getattr(c, "model_type", "qwen")`) is no such read: only none, None,
+    or an empty string, list or tuple (`[None]` too) stands for the place."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in readers \
             and 2 <= len(node.args) <= 3 and not any(a.keyword or a.star for a in node.args):
+        if len(node.args) == 3 and not _holds_no_name(node.args[2].value):
+            return None
         base, name = dotted_name(node.args[0].value), _string_value(node.args[1].value)
         return f"{base}.{name}" if base and name else None
     return dotted_name(node)
+
+
+def _holds_no_name(default: cst.BaseExpression) -> bool:
+    """None, "", [], (), [None]: a default no compare with a name's string can match."""
+    if isinstance(default, cst.Name):
+        return default.value == "None"
+    if isinstance(default, (cst.List, cst.Tuple)):
+        return all(isinstance(e, cst.Element) and _holds_no_name(e.value) for e in default.elements)
+    return _string_value(default) == ""
 
 
 def model_type_words(serving: Architectures) -> tuple[str, ...]:
@@ -512,7 +528,7 @@ def model_type_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
     some other config (a vision tower's, a loop variable) never folds."""
     if not table.model_type_at or not table.model_types:
         return None
-    place = model_type_place(left)
+    place = model_type_place(left, table.readers)
     if place is None or not any(fnmatchcase(place, pattern) for pattern in table.model_type_at):
         return None
     op, right = target.operator, target.comparator

@@ -51,6 +51,10 @@ class Architectures(_Strict):
                                      description="Dotted names (globs) that hold the served model's model_type "
                                                  "(`*.hf_config.model_type`; `getattr(x, \"model_type\", None)` "
                                                  "reads the place `x.model_type`).")
+    readers: list[str] = Field(default_factory=list,
+                               description="Functions that read an attribute as `getattr(obj, name, default)` does "
+                                           "(`getattr` always counts): `_cfg_get(cfg, \"architectures\", [])` reads "
+                                           "the place `cfg.architectures`, when its default holds no name.")
     other_families: list[str] = Field(default_factory=list,
                                       description="Words that name model families the profile removes (`qwen`, "
                                                   "`gpt_oss`): code lines of the work tree naming one are counted "

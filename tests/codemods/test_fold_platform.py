@@ -910,6 +910,28 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             inputs=self.inputs(),
         )
 
+    def test_the_served_architectures_read_through_a_reader(self) -> None:
+        """0.5.23 dspark_config.py: `_cfg_get(draft_hf_config, "architectures", [])` (a reader the rules name)
+        and `getattr(hf_config, "architectures", None)` read the served architectures; a default that could
+        hold a name is no such read."""
+        self.assertCodemod(
+            """
+            mixtral = _cfg_get(draft_hf_config, "architectures", []) == ["MixtralForCausalLM"]
+            qwen = "Qwen2ForCausalLM" in getattr(self.hf_config, "architectures", None)
+            first = getattr(hf_config, "architectures", [None])[0] == "Qwen2ForCausalLM"
+            other = helper(hf_config, "architectures", []) == ["Qwen2ForCausalLM"]
+            kind = getattr(hf_config, "model_type", "glm5_next") == "glm5_next"
+            """,
+            """
+            mixtral = False
+            qwen = False
+            first = False
+            other = helper(hf_config, "architectures", []) == ["Qwen2ForCausalLM"]
+            kind = getattr(hf_config, "model_type", "glm5_next") == "glm5_next"
+            """,
+            inputs=self.inputs(),
+        )
+
     def test_the_served_model_type_is_a_kept_one(self) -> None:
         """0.5.23 serving_chat.py / hybrid_arch.py / model_config.py: the served checkpoint's model_type is
         one the kept architectures serve (rules' [architectures].model_types)."""
