@@ -1,5 +1,5 @@
-"""The package's floors follow the data: upstream -> graph -> rules -> plan -> codemods/symbols -> apply -> verify
-(and gpu) -> report/regen, and a module imports only from its own floor or a lower one (a helper two floors
+"""The package's floors follow the data: upstream -> graph -> rules -> plan -> codemods/symbols/checks -> apply ->
+verify (and gpu) -> report/regen, and a module imports only from its own floor or a lower one (a helper two floors
 share lives on the floor that owns its data). console, errors, paths and filehash are the ground floor;
 cli and bench stand on top."""
 
@@ -11,20 +11,12 @@ from pathlib import Path
 import shrinker
 
 FLOORS = {"console": 0, "errors": 0, "paths": 0, "filehash": 0, "upstream": 1, "graph": 2, "rules": 3, "plan": 4,
-          "codemods": 5, "symbols": 5, "apply": 6, "verify": 7, "gpu": 7, "report": 8, "regen": 8, "cli": 9,
+          "codemods": 5, "symbols": 5, "checks": 5, "apply": 6, "verify": 7, "gpu": 7, "report": 8, "regen": 8, "cli": 9,
           "bench": 9}
 
 
-# Upward imports not yet moved, each a lazy call across floors (none may be added):
-KNOWN = {
-    # the apply gate and the requirements step run verify's static checks and fact cache on the batch's tree:
-    # those checks belong below apply (they judge any tree against upstream), a move not yet made
-    "shrinker.apply.gate imports shrinker.verify.static",
-    "shrinker.apply.requirements imports shrinker.verify.factcache",
-    "shrinker.apply.requirements imports shrinker.verify.tree",
-    # `shrink why MODULE:SYMBOL` is dispatched by the plan's command and answered by the symbol graph
-    "shrinker.plan.commands imports shrinker.symbols.commands",
-}
+# Upward imports not yet moved, each with its reason (none may be added): none left.
+KNOWN: set[str] = set()
 
 
 def _floor(module: str) -> int:

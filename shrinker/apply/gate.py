@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shrinker.checks.static import static_gate
 from shrinker.graph.build import build_graph
 from shrinker.graph.records import MODULE
 
@@ -85,12 +86,7 @@ def run_gate(tree: Path, packages: list[str], codemod_failures: list[str], codem
     result.add("imports of missing names", sorted(v for k, v in names.items()
                                                      if k not in name_baseline and k[0] not in later))
     if use_verify:
-        try:
-            from shrinker.verify.static import static_gate  # the verify stage, when present
-        except ImportError:
-            static_gate = None
-        if static_gate is not None:
-            # Against this tree's own upstream, ignoring files a later batch deletes (like the checks above).
-            for name, findings in static_gate(tree, upstream_root, later=frozenset(later), rules=rules).items():
-                result.add(name, findings)
+        # Against this tree's own upstream, ignoring files a later batch deletes (like the checks above).
+        for name, findings in static_gate(tree, upstream_root, later=frozenset(later), rules=rules).items():
+            result.add(name, findings)
     return result

@@ -32,6 +32,8 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from shrinker.checks.factcache import tree_facts
+from shrinker.checks.tree import SourceTree
 from shrinker.errors import ShrinkError
 from shrinker.graph.discover import IMPORT_ROOTS
 from shrinker.upstream.distributions import DistIndex, provided_by
@@ -344,9 +346,6 @@ def run_requirements(tree_root: Path, upstream_root: Path, *, index: DistIndex, 
                      write: bool = False, jobs: int = 2, tree_label: str = "") -> tuple[RequirementsResult, str]:
     """Decide for the tree; return the result and the pruned pyproject text (written with `write`).
     `index`: the upstream release's distribution index (upstream.distributions.load_index)."""
-    from shrinker.verify.factcache import tree_facts
-    from shrinker.verify.tree import SourceTree
-
     target = tree_root / PYPROJECT
     upstream_py = upstream_root / PYPROJECT
     for p in (target, upstream_py):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Optional
 
 import typer
@@ -48,42 +47,4 @@ def register(app: typer.Typer) -> None:
         s = result.graph.stats
         out.print(f"parsed {s.parsed} files, {s.cached} from cache, {s.errors} parse errors, "
                   f"{result.seconds:.1f}s · manifests in {result.manifest_dir} · report {report}")
-
-    @app.command("why")
-    def why(
-        target: str = typer.Argument(..., help="A path (sglang/srt/x.py or python/sglang/...) or a module; "
-                                               "MODULE:SYMBOL for a function, class or method."),
-        profile: str = typer.Option("deepseek", "--profile", "-p"),
-        spec: Optional[str] = typer.Option(None, "--upstream", help="Upstream spec (default: the pin)."),
-        tree: Optional[Path] = typer.Option(None, "--tree", help="MODULE:SYMBOL only: the tree to analyse "
-                                                                 "(default: the work tree, read only)."),
-    ) -> None:
-        """Why a file is kept (shortest import chain from a root) or removed (which rule);
-        for MODULE:SYMBOL, why a symbol is kept (the chain of references, or the rule) or removed."""
-        if ":" in target:  # a symbol: the symbol graph answers (shrinker/symbols/why.py)
-            from shrinker.symbols.commands import why_symbol
-
-            why_symbol(target, profile, tree)
-            return
-        from shrinker.plan.run import analyse
-        from shrinker.plan.why import explain
-        from shrinker.rules.load import load_rules
-        from shrinker.upstream import load
-
-        up = load(spec)
-        graph, reach, decisions, _ = analyse(up, load_rules(profile))
-        ans = explain(graph, reach, decisions, target)
-        verdict = "[green]kept[/]" if ans.kept else "[red]removed[/]"
-        out.print(f"{ans.path}: {verdict} — {ans.reason}")
-        if ans.chain:
-            out.print("shortest import chain from a root:")
-            for i, (module, path, line) in enumerate(ans.chain):
-                at = f"  (line {line} imports the next)" if line else ""
-                out.print(f"  {'  ' * min(i, 12)}{module}  [dim]{path}[/]{at}")
-        elif not ans.kept:
-            kept_importers = [m for m in ans.importers if m in reach.kept]
-            removed_importers = [m for m in ans.importers if m not in reach.kept]
-            out.print(f"kept importers: {', '.join(kept_importers[:8]) or 'none'}")
-            out.print(f"removed importers: {', '.join(removed_importers[:8]) or 'none'}"
-                      + (f" (+{len(removed_importers) - 8})" if len(removed_importers) > 8 else ""))
 

@@ -28,7 +28,7 @@ from shrinker.upstream import load
 from shrinker.verify.env import require_env, requirements_for
 from shrinker.verify.imports import importable_modules, upstream_cache_file
 from shrinker.verify.run import clean_commit, verify_tree
-from shrinker.verify.tree import SourceTree
+from shrinker.checks.tree import SourceTree
 
 TARGET_S = 300.0
 

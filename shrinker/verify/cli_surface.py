@@ -19,7 +19,7 @@ from typing import Iterable
 from shrinker.errors import ShrinkError
 from shrinker.rules.schema import Rules
 from shrinker.symbols.rules import AttributeTable
-from shrinker.verify.tree import SourceTree
+from shrinker.checks.tree import SourceTree
 
 _SPLIT = re.compile(r"[^a-z0-9]+")
 

@@ -22,7 +22,7 @@ def _upstream(upstream_root: Optional[Path]):
         if not upstream_root.is_dir():
             raise ShrinkError(f"--upstream {upstream_root}: no such folder")
         from shrinker.verify.run import _version
-        from shrinker.verify.tree import SourceTree
+        from shrinker.checks.tree import SourceTree
 
         return upstream_root, _version(SourceTree.load(upstream_root)) or "unknown"
     from shrinker.upstream import load

@@ -45,9 +45,9 @@ from typing import Sequence
 from shrinker import paths
 from shrinker.console import console, progress
 from shrinker.verify.env import VerifyEnv
-from shrinker.verify.factcache import tree_facts
+from shrinker.checks.factcache import tree_facts
 from shrinker.verify.import_bases import assign_certain, certain_closures, choose_bases
-from shrinker.verify.tree import IMPORT_ROOTS, SourceTree, content_hash
+from shrinker.checks.tree import IMPORT_ROOTS, SourceTree, content_hash
 
 WORKER = Path(__file__).parent / "probes" / "import_worker.py"
 # Third-party packages the fork server imports once (not tree code: isolation is unchanged).

@@ -18,7 +18,7 @@ from typing import Any, Callable
 from shrinker import paths
 from shrinker.verify.env import VerifyEnv
 from shrinker.verify.imports import worker_env
-from shrinker.verify.tree import SourceTree
+from shrinker.checks.tree import SourceTree
 
 PROBES = Path(__file__).parent / "probes"
 

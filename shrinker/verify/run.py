@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING, Sequence
 
 from shrinker import paths
 from shrinker.errors import ShrinkError
-from shrinker.verify import behaviour, cli_surface, static
+from shrinker.checks import static
+from shrinker.verify import behaviour, cli_surface
 from shrinker.upstream.distributions import load_index
 from shrinker.verify.env import VerifyEnv, held_pins, load_env, read_requirements, requirements_for
-from shrinker.verify.factcache import tree_facts
+from shrinker.checks.factcache import tree_facts
 from shrinker.verify.imports import compare_imports
 from shrinker.verify.probe import ProbeFailed, cached, probe_key, run_probe
 from shrinker.verify.result import CheckResult, VerifyResult
-from shrinker.verify.tree import SourceTree
+from shrinker.checks.tree import SourceTree
 
 if TYPE_CHECKING:
     from shrinker.rules.schema import Rules

@@ -15,8 +15,8 @@ from shrinker.apply.requirements import (decide, read_dependency_lines, rewrite_
 from shrinker.errors import ShrinkError
 from shrinker.rules.schema import RequirementKeep
 from shrinker.upstream.distributions import DistIndex, DistInfo, provided_by
-from shrinker.verify.factcache import tree_facts
-from shrinker.verify.tree import SourceTree
+from shrinker.checks.factcache import tree_facts
+from shrinker.checks.tree import SourceTree
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "requirements"
 PYPROJECT = FIXTURE / "python" / "pyproject.toml"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from shrinker.verify import verify_tree
 from shrinker.verify.cli_surface import RuleIndex, compare_help, compare_server_args, registry_keys, tokens
-from shrinker.verify.tree import SourceTree
+from shrinker.checks.tree import SourceTree
 from tests.verify.conftest import edit
 
 SERVER_ARGS = "python/sglang/srt/server_args.py"

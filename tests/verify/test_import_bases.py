@@ -32,7 +32,7 @@ def test_picks_the_closure_most_modules_hold(monkeypatch):
 def _facts_tree():
     from types import SimpleNamespace as NS
 
-    from shrinker.verify.facts import ImportRef
+    from shrinker.checks.facts import ImportRef
 
     def facts(*refs):
         return NS(imports=list(refs))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from shrinker.verify import verify_tree
 from shrinker.verify.imports import compare_imports, run_imports
-from shrinker.verify.tree import SourceTree
+from shrinker.checks.tree import SourceTree
 from tests.verify.conftest import edit, git_commit
 
 HELPER = "python/sglang/srt/layers/helper_ops.py"

@@ -11,7 +11,7 @@ import pytest
 
 from shrinker.verify import imports
 from shrinker.verify.imports import compare_imports
-from shrinker.verify.tree import SourceTree
+from shrinker.checks.tree import SourceTree
 
 PROBES = Path(imports.__file__).parent / "probes"
 SPEC = {"gpu": {"name": "NVIDIA H100 80GB HBM3", "capability": [9, 0], "memory_bytes": 85029158912},

@@ -15,7 +15,7 @@ from pyflakes import checker as flakes
 from pyflakes import messages as flake_messages
 
 from shrinker.graph.bindings import statement_bindings, target_names
-from shrinker.verify.attributes import ClassFacts, class_facts, internal_aliases
+from shrinker.checks.attributes import ClassFacts, class_facts, internal_aliases
 
 # Exception names whose handler makes an import inside the `try` optional.
 IMPORT_GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -172,11 +172,6 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
         if name in IMPORT_GUARDS:
             return True
     return False
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 class _ImportCollector(ast.NodeVisitor):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shrinker.verify.facts import extract
+from shrinker.checks.facts import extract
 
 SOURCE = b'''from __future__ import annotations
 from typing import TYPE_CHECKING

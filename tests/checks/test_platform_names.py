@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from shrinker.rules.load import load_rules
 from shrinker.rules.predicates import PredicateTable
-from shrinker.verify.platform_names import bindings_by_liveness, split_undefined
-from shrinker.verify.static import Finding
+from shrinker.checks.platform_names import bindings_by_liveness, split_undefined
+from shrinker.checks.static import Finding
 
 SOURCE = '''
 from sglang.srt.utils import is_hip, is_cuda

@@ -4,7 +4,7 @@ Every finding has a key that does not depend on line numbers (file, kind, target
 is a regression only when upstream does not have the same key as often (upstream itself has a few
 broken references, e.g. optional private modules). Imports inside try/except ImportError are
 allowed to be missing: they are listed as notes, not failures. `self_attributes`: a `self.X` read
-that no code of the tree sets X for (shrinker/verify/attributes.py).
+that no code of the tree sets X for (shrinker/checks/attributes.py).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 from shrinker.graph.stdlib import STDLIB
 from shrinker.upstream.distributions import declared_distributions, load_index, provided_by
-from shrinker.verify.attributes import unset_attributes
-from shrinker.verify.facts import FileFacts
-from shrinker.verify.platform_names import split_undefined, split_unset
-from shrinker.verify.tree import SourceTree
+from shrinker.checks.attributes import unset_attributes
+from shrinker.checks.facts import FileFacts
+from shrinker.checks.platform_names import split_undefined, split_unset
+from shrinker.checks.tree import SourceTree
 
 STATIC_CHECKS = ("syntax", "internal_imports", "import_names", "third_party", "registry_strings",
                  "undefined_names", "self_attributes")
@@ -174,7 +174,7 @@ def static_gate(tree, upstream_root=None, *, jobs: int = 2, later: frozenset[str
     """
     from pathlib import Path
 
-    from shrinker.verify.factcache import tree_facts
+    from shrinker.checks.factcache import tree_facts
 
     if upstream_root is None:
         from shrinker.upstream import load

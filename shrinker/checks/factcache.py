@@ -19,10 +19,10 @@ import pyflakes
 from shrinker import paths
 from shrinker.console import progress
 from shrinker.graph.cache import FileMemo
-from shrinker.verify import attributes as attributes_mod
-from shrinker.verify import facts as facts_mod
-from shrinker.verify.facts import FileFacts, extract
-from shrinker.verify.tree import SourceTree, content_hash
+from shrinker.checks import attributes as attributes_mod
+from shrinker.checks import facts as facts_mod
+from shrinker.checks.facts import FileFacts, extract
+from shrinker.checks.tree import SourceTree, content_hash
 
 
 def _version(internal: frozenset[str]) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shrinker.verify import verify_tree
-from shrinker.verify.static import STATIC_CHECKS, Finding, regressions, static_gate
+from shrinker.checks.static import STATIC_CHECKS, Finding, regressions, static_gate
 from tests.verify.conftest import edit
 
 HELPER = "python/sglang/srt/layers/helper_ops.py"
@@ -128,7 +128,7 @@ def test_static_gate_for_apply(trees, verify_rules):
 
 
 def test_facts_are_cached_by_content(trees, monkeypatch):
-    from shrinker.verify import factcache
+    from shrinker.checks import factcache
 
     upstream, pruned = trees
     verify_tree(pruned, upstream, checks=["syntax"])

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from shrinker.verify import verify_tree
-from shrinker.verify.factcache import tree_facts
-from shrinker.verify.static import collect
-from shrinker.verify.tree import SourceTree
+from shrinker.checks.factcache import tree_facts
+from shrinker.checks.static import collect
+from shrinker.checks.tree import SourceTree
 
 PYPROJECT = '[project]\nname = "pkg"\nversion = "0"\ndependencies = []\n'
 USER = "from pkg.chat import Chat\n\n\ndef serve():\n    return Chat()\n"  # makes a Chat: it is checked
@@ -182,8 +182,8 @@ def test_only_a_regression_against_upstream_counts_and_what_failed_on_cuda_there
 def test_class_facts_survive_the_cache_and_key_it(tmp_path, monkeypatch):
     import json
 
-    from shrinker.verify import attributes, factcache
-    from shrinker.verify.facts import FileFacts, extract
+    from shrinker.checks import attributes, factcache
+    from shrinker.checks.facts import FileFacts, extract
 
     facts = extract(chat().encode(), "pkg.chat", False, frozenset({"pkg"}))
     assert [c.name for c in facts.classes] == ["Chat"] and facts.classes[0].reads == [(9, "is_minimax_m3")]
