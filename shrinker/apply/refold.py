@@ -27,13 +27,12 @@ REFOLD_CODEMODS = ("fold_platform", "remove_dead_imports", "remove_unused_names"
 MAX_ROUNDS = 3  # 0.5.23: the second round settles what the first made constant in the same file
 
 
-def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *, jobs: int
-           ) -> tuple[list[str], list[str]]:
-    """Refold the tree in place (see the module doc); record counts in `outcome`; return (failures,
-    findings). `outcome.files_edited` stays 0 when no round changed a file."""
+def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *, jobs: int) -> list[str]:
+    """Refold the tree in place (see the module doc); record counts in `outcome`; return the codemods'
+    failures (a finding is no failure here: its file stays as it was). `outcome.files_edited` stays 0 when no
+    round changed a file."""
     batch = plan["batches"][number - 1]
     failures: list[str] = []
-    findings: list[str] = []
     files = sorted(rel for rel, text in python_sources(tree) if _parses(text, rel))
     edited: set[str] = set()
     tested = classes_only_tested(tree)  # a round only removes code: the set stays true, if not whole
@@ -61,7 +60,7 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
                                      - count_lines((tree / rel).read_text(errors="replace")) for rel in files)
         edited |= set(files)
     outcome.files_edited = len(edited)  # a file two rounds edit counts once
-    return failures, findings
+    return failures
 
 
 def _parses(text: str, rel: str) -> bool:

@@ -239,7 +239,7 @@ def _refold_pass(repo, tree: Path, plan: dict, number: int, rules, k: int, start
     symbol pass. None when it changed no file (nothing is committed)."""
     batch = plan["batches"][number - 1]
     outcome = BatchOutcome(number, f"{batch['name']} (pass {k}: refold)", symbol_pass=k)
-    failures, findings = refold(tree, plan, number, rules, outcome, jobs=jobs)
+    failures = refold(tree, plan, number, rules, outcome, jobs=jobs)
     if not outcome.files_edited and not failures:
         return None
     cut = delete_unreachable(tree, rules, jobs) if delete_modules and not failures else ModuleCut()
@@ -249,6 +249,6 @@ def _refold_pass(repo, tree: Path, plan: dict, number: int, rules, k: int, start
     outcome.codemods["unreachable modules"] = {"deleted": len(cut.deleted), "importers edited": cut.edited}
     if cut.kept:
         outcome.codemods["unreachable modules"]["kept (their cut would break a use)"] = cut.kept
-    gate_and_commit(repo, tree, plan, number, rules, outcome, failures + cut.failures, findings + cut.findings,
+    gate_and_commit(repo, tree, plan, number, rules, outcome, failures + cut.failures, cut.findings,
                     f"shrink: batch {number} — {outcome.name}", start, dry_run=dry_run, **gate)
     return outcome
