@@ -549,15 +549,25 @@ class Folder:
     def _without_removed_keys(self, node: cst.Comparison) -> Optional[Fold]:
         """`attention_backend in {"flashmla", "aiter"}` of a place holding a picked key (the rules' held_at):
         the keys the plan removed from that place's registry leave the literal (`{"flashmla"}`), as they can
-        never be picked; one left with none folds whole (option_compare)."""
+        never be picked; one left with none folds whole (option_compare). A platform's string leaves any such
+        literal, as it leaves `x == "mori"` (False: `moe_a2a_backend not in ("none", "mori")` keeps
+        `("none",)`, `device.type in {"cuda", "xpu"}` keeps `{"cuda"}`)."""
         target = node.comparisons[0]
         right = target.comparator
         if not isinstance(target.operator, (cst.In, cst.NotIn)) or not isinstance(right, (cst.Tuple, cst.List, cst.Set)):
             return None
-        gone = held_removed(node.left, self.table)
-        if not gone or not any(_string(e.value) in gone for e in right.elements):
+        held = held_removed(node.left, self.table)
+        strings = self.table.strings
+
+        def gone(element: cst.BaseElement) -> bool:
+            text = _string(element.value) if isinstance(element, cst.Element) else None
+            return text is not None and (text in held or text in strings)
+
+        if not any(gone(e) for e in right.elements) or all(gone(e) for e in right.elements):
+            return None  # nothing to drop, or the whole test folds where a platform string's does
+        kept = drop_from_literal(right, gone)
+        if kept is None:
             return None
-        kept = drop_from_literal(right, lambda e: _string(e.value) in gone)
         new = node.with_changes(comparisons=[target.with_changes(comparator=kept)])
         return Fold(new, None, self.pure(node), True)
 

@@ -1166,6 +1166,28 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             inputs=CodemodInputs(rules=load_rules("deepseek"), removed=Removed(registry_keys=keys)),
         )
 
+    def test_a_literal_loses_the_platform_strings_it_is_tested_against(self) -> None:
+        """0.5.23 speculative_hook.py, xgrammar_backend.py, hicache_hook.py: `x == "mori"` is False on CUDA,
+        so a literal tested against loses such a string; all of them gone, the test folds whole."""
+        self.assertCodemod(
+            """
+            if cfg.moe_a2a_backend not in ("none", "megamoe", "mori"):
+                fail()
+            on_gpu = logits.device.type in {"cuda", "xpu", "musa"}
+            ok = cfg.hicache_storage_backend not in ("mooncake", "npu_memcache")
+            amd = backend in ("aiter", "mori")
+            devices = ["cuda", "xpu"]  # no test: a value stays whole
+            """,
+            """
+            if cfg.moe_a2a_backend not in ("none", "megamoe"):
+                fail()
+            on_gpu = logits.device.type in {"cuda"}
+            ok = cfg.hicache_storage_backend not in ("mooncake",)
+            amd = False
+            devices = ["cuda", "xpu"]  # no test: a value stays whole
+            """,
+        )
+
     def test_architecture_lists_lose_the_removed_ones(self) -> None:
         self.assertCodemod(
             """
