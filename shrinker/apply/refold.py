@@ -19,6 +19,7 @@ import ast
 from pathlib import Path
 
 from shrinker.apply.run import BatchOutcome, batch_table, removed_through, run_codemods, tree_inputs
+from shrinker.graph.parse import count_lines
 from shrinker.graph.sources import python_sources
 from shrinker.graph.tested_classes import classes_only_tested
 
@@ -43,11 +44,21 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
         inputs = tree_inputs(tree, rules, removed, batch_table(rules, batch, removed), folds=True, literals=True)
         inputs.tested_only_classes = tested
         before = {rel: (tree / rel).read_bytes() for rel in files}
-        outcome.lines_removed += run_codemods({REFOLD_CODEMODS: files}, tree, inputs, number, outcome, failures,
-                                              findings, set(), jobs=jobs, label=f"refold round {k}: ")
+        left: list[str] = []
+        run_codemods({REFOLD_CODEMODS: files}, tree, inputs, number, outcome, failures, left, set(), jobs=jobs,
+                     label=f"refold round {k}: ")
+        # A refold is optional work: a file whose fold reports a finding (a comprehension filter a tested-only
+        # class makes always False) stays as it was, and the finding is a note, not a gate failure.
+        for rel in sorted({f.split(":", 1)[0] for f in left}):
+            if rel in before:
+                (tree / rel).write_bytes(before[rel])
+        if left:
+            outcome.codemods.setdefault("refold: files left as they were (a finding)", []).extend(left)
         if failures:
             break  # the gate judges what is there
         files = sorted(rel for rel, data in before.items() if (tree / rel).read_bytes() != data)
+        outcome.lines_removed += sum(count_lines(before[rel].decode(errors="replace"))
+                                     - count_lines((tree / rel).read_text(errors="replace")) for rel in files)
         edited |= set(files)
     outcome.files_edited = len(edited)  # a file two rounds edit counts once
     return failures, findings

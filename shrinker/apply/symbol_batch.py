@@ -42,7 +42,8 @@ from shrinker.symbols.fixpoint import run_pass
 from shrinker.symbols.rules import SymbolRules, load_symbol_rules
 
 MAX_PASSES = 10  # the v0.5.16 tree converges in 2-3; a bound so a codemod bug cannot loop forever
-MAX_REFOLDS = 2  # refold passes (apply/refold.py): each costs a fold of every kept file (~4 min on 2 cores)
+MAX_REFOLDS = 1  # refold passes (apply/refold.py): each costs a fold of every kept file (~4 min on 2 cores);
+# a second refold found nothing on 0.5.17
 
 
 def is_symbol_batch(batch: dict) -> bool:
@@ -185,14 +186,15 @@ def _cut(tree: Path, rules, jobs: int, deleted: list[str], removed_keys) -> Modu
 
 def apply_symbol_batch(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dry_run: bool,
                        max_passes: int = MAX_PASSES, delete_modules: bool = True, max_refolds: int = MAX_REFOLDS,
-                       **gate) -> list[BatchOutcome]:
-    """`gate`: the keyword arguments of gate_and_commit (baselines, use_verify, upstream_root ...)."""
+                       first_pass: int = 1, **gate) -> list[BatchOutcome]:
+    """`gate`: the keyword arguments of gate_and_commit (baselines, use_verify, upstream_root ...); `first_pass`:
+    the number of the first pass run (a batch resumed after its earlier passes were committed)."""
     batch = plan["batches"][number - 1]
     symbol_rules = planned_symbol_rules(batch, rules)
     codemods = [e["name"] for e in batch["codemods"]]
     outcomes: list[BatchOutcome] = []
     refolds = 0
-    for k in range(1, max_passes + 1):
+    for k in range(first_pass, max_passes + 1):
         start = time.perf_counter()
         outcome = BatchOutcome(number, f"{batch['name']} (pass {k})", symbol_pass=k)
         result, _ = run_pass(tree, k, rules, symbol_rules, codemods=codemods, jobs=jobs,

@@ -160,7 +160,7 @@ def test_each_pass_commits_until_one_finds_nothing(project, monkeypatch):
     # which only legacy read; pass 2: compute_flag
     # pass 3 finds nothing and refolds instead: pass 1 took old_probe, the other writer of `use_npu_path`,
     # so Worker's attribute is a constant now and its branch goes; pass 4 takes npu_step, the branch's call;
-    # pass 5 and a second refold find nothing
+    # pass 5 finds nothing (one refold a batch: MAX_REFOLDS)
     assert [(o.symbol_pass, o.name) for o in passes] == [
         (1, "dead symbols (pass 1)"), (2, "dead symbols (pass 2)"), (3, "dead symbols (pass 3: refold)"),
         (4, "dead symbols (pass 4)")]
