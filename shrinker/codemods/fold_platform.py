@@ -997,6 +997,7 @@ def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re
                           + constant_words(inputs)
                           + (inputs.returned_literals.words() if inputs.returned_literals else ())
                           + tuple(sorted(inputs.unset_attributes or ()))
+                          + tuple(sorted(inputs.tested_only_classes or ()))
                           + (inputs.constant_parameters.words() if inputs.constant_parameters else ())
                           + _sorted_names(inputs.table.architectures)
                           + model_type_words(inputs.rules.architectures)
