@@ -55,6 +55,7 @@ from shrinker.graph.constant_functions import ConstantReturn
 from shrinker.codemods.local_constants import drop_unread_constants, function_constants
 from shrinker.codemods.served_locals import ServedLocal, architecture_element, served_locals
 from shrinker.rules.predicates import (architecture_compare, architecture_substring, attribute_vocabulary, build_attribute, combine,
+                                       held_removed,
                                        device_probe, device_probe_patterns, env_flag_name, held_words,
                                        model_type_words, served_words,
                                        never_compare, other_devices_only, platform_attribute_probe,
@@ -537,11 +538,38 @@ class Folder:
             value = architecture_compare(left, target, self.table)
             if value is None:
                 value = self._served_compare(left, target)
-            if value is None or not self.pure(node):
+            if value is None:
+                return self._without_removed_keys(node)
+            if not self.pure(node):
                 return None
         if not self.pure(node):
             return Fold(node, value, False, True)
         return Fold(constant(value), value, True, True)
+
+    def _without_removed_keys(self, node: cst.Comparison) -> Optional[Fold]:
+        """`attention_backend in {"flashmla", "aiter"}` of a place holding a picked key (the rules' held_at):
+        the keys the plan removed from that place's registry leave the literal (`{"flashmla"}`), as they can
+        never be picked; one left with none folds whole (option_compare). A platform's string leaves any such
+        literal, as it leaves `x == "mori"` (False: `moe_a2a_backend not in ("none", "mori")` keeps
+        `("none",)`, `device.type in {"cuda", "xpu"}` keeps `{"cuda"}`)."""
+        target = node.comparisons[0]
+        right = target.comparator
+        if not isinstance(target.operator, (cst.In, cst.NotIn)) or not isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+            return None
+        held = held_removed(node.left, self.table)
+        strings = self.table.strings
+
+        def gone(element: cst.BaseElement) -> bool:
+            text = _string(element.value) if isinstance(element, cst.Element) else None
+            return text is not None and (text in held or text in strings)
+
+        if not any(gone(e) for e in right.elements) or all(gone(e) for e in right.elements):
+            return None  # nothing to drop, or the whole test folds where a platform string's does
+        kept = drop_from_literal(right, gone)
+        if kept is None:
+            return None
+        new = node.with_changes(comparisons=[target.with_changes(comparator=kept)])
+        return Fold(new, None, self.pure(node), True)
 
     def _literal_compare(self, left: cst.BaseExpression, target: cst.ComparisonTarget) -> Optional[bool]:
         """`self.X == "kimi_k3"` (`!=`, `in (...)`, `is None`) of an attribute whose every value is known: decided
@@ -969,6 +997,7 @@ def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re
                           + constant_words(inputs)
                           + (inputs.returned_literals.words() if inputs.returned_literals else ())
                           + tuple(sorted(inputs.unset_attributes or ()))
+                          + tuple(sorted(inputs.tested_only_classes or ()))
                           + (inputs.constant_parameters.words() if inputs.constant_parameters else ())
                           + _sorted_names(inputs.table.architectures)
                           + model_type_words(inputs.rules.architectures)

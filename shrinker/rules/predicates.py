@@ -583,6 +583,15 @@ def option_place(node: cst.BaseExpression) -> str | None:
     return node.value if isinstance(node, cst.Name) else None
 
 
+def held_removed(operand: cst.BaseExpression, table: PredicateTable) -> frozenset[str]:
+    """The keys the plan removes from the registries whose picked key `operand` holds (its held_at places)."""
+    place = option_place(operand)
+    if place is None:
+        return frozenset()
+    return frozenset().union(*(held.removed for held in table.options
+                               if any(fnmatchcase(place, g) for g in held.places)))
+
+
 def option_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
                    table: PredicateTable) -> bool | None:
     """`<a place holding a picked key> == "kimi_k3"` / `!=` / `in (...)` / `not in`, where every literal is a

@@ -15,6 +15,8 @@ from tests.conftest import FIXTURES
 
 EXTRAS = '''
 """Symbols of every kind the symbol batch judges."""
+from .linear import linear_layers
+
 HANDLERS = {}
 
 
@@ -82,6 +84,18 @@ def npu_step():
 HANDLERS["run"] = lambda mode: Runner().run(mode)
 HANDLERS["hook"] = "pkg.extras:named_in_string"
 HANDLERS["work"] = lambda: Worker().step()
+HANDLERS["layers"] = lambda model: linear_layers(model)
+'''
+
+# A class nothing builds, tested in a comprehension's filter: the refold's fold finds the filter always False
+# and reports it (a finding a codemod never settles by guessing), so the refold leaves the file as it was.
+LINEAR = '''
+class LinearAttention:
+    pass
+
+
+def linear_layers(model):
+    return [m for m in model if isinstance(m, LinearAttention)]
 '''
 
 # A dead writer of the Worker's attribute in another module: while it stands, `use_npu_path` holds two
@@ -111,6 +125,7 @@ description = "dead symbols"
 def _add_extras(origin) -> None:
     (origin / "python/pkg/extras.py").write_text(textwrap.dedent(EXTRAS).lstrip())
     (origin / "python/pkg/extras_old.py").write_text(textwrap.dedent(OLD_PROBE).lstrip())
+    (origin / "python/pkg/linear.py").write_text(textwrap.dedent(LINEAR).lstrip())
     server = origin / "python/pkg/server.py"
     server.write_text(server.read_text().replace("from . import quant\n", "from . import quant\nfrom . import extras, extras_old\n"))
     (origin / "python/pyproject.toml").write_text(PYPROJECT)
@@ -165,6 +180,8 @@ def test_each_pass_commits_until_one_finds_nothing(project, monkeypatch):
         (1, "dead symbols (pass 1)"), (2, "dead symbols (pass 2)"), (3, "dead symbols (pass 3: refold)"),
         (4, "dead symbols (pass 4)")]
     assert all(o.commit and o.lines_removed > 0 and o.tree_lines > 0 for o in passes)
+    assert passes[2].codemods["refold: files left as they were (a finding)"] == [
+        "python/pkg/linear.py:6: comprehension filter is always false on CUDA: kept"]
     assert passes[1].tree_lines < passes[0].tree_lines
     tree = paths.work_tree_dir("mini", project["upstream"].version)
     subjects = _subjects(tree)
@@ -182,6 +199,7 @@ def test_each_pass_commits_until_one_finds_nothing(project, monkeypatch):
     for kept in ("def handle_ping", "def forward_extend", "def keep_by_rule", "def named_in_string",
                  "def register_handler", "def run", "def step"):
         assert kept in extras, kept
+    assert "isinstance(m, LinearAttention)" in (tree / "python/pkg/linear.py").read_text()
     for path in tree.rglob("*.py"):
         if path.name != "broken.py":  # the fixture's deliberately broken file stays as it was
             compile(path.read_text(), str(path), "exec")

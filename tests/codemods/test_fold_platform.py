@@ -1119,7 +1119,7 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             thinking = self.reasoning_parser in ["mistral", "hunyuan"] or ready
             generic = "hunyuan" != reasoning_parser and tool_call_parser != "glm47"
             ds = self.tool_call_parser == "deepseekv3"  # a kept parser: stays
-            mixed = self.reasoning_parser in ["mistral", "deepseek-r1"]  # one kept: stays
+            mixed = self.reasoning_parser in ["mistral", "deepseek-r1"]  # the removed one leaves the literal
             auto = self.tool_call_parser == "auto"  # not a key: stays
             other = self.reasoning_parser == "kimi_k3"  # a tool-call key, not a reasoning one: stays
             spec = self.chat_encoding_spec == "kimi_k3"  # a place no rule names: stays
@@ -1129,12 +1129,63 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             thinking = ready
             generic = True
             ds = self.tool_call_parser == "deepseekv3"  # a kept parser: stays
-            mixed = self.reasoning_parser in ["mistral", "deepseek-r1"]  # one kept: stays
+            mixed = self.reasoning_parser in ["deepseek-r1"]  # the removed one leaves the literal
             auto = self.tool_call_parser == "auto"  # not a key: stays
             other = self.reasoning_parser == "kimi_k3"  # a tool-call key, not a reasoning one: stays
             spec = self.chat_encoding_spec == "kimi_k3"  # a place no rule names: stays
             """,
             inputs=removed_parser_inputs(),
+        )
+
+    def test_an_option_holding_a_removed_attention_backend(self) -> None:
+        """0.5.23 arg_groups/overrides.py, kv_cache_hook.py, forward_mla.py: the picked attention backends
+        (the rules' held_at of attention_backends) are never one the plan removed."""
+        from shrinker.codemods.inputs import CodemodInputs, Removed
+        from shrinker.rules.load import load_rules
+
+        keys = {"attention_backends": frozenset({"fa4", "hpc_ops", "aiter"})}
+        self.assertCodemod(
+            """
+            hpc = view.attention_backend == "hpc_ops" or view.decode_attention_backend == "hpc_ops"
+            fa4_prefill = prefill_attention_backend == "fa4" and not sm100
+            rocm = attention_backend in {"aiter", "fa4"}
+            one_shot = attention_backend in {"flashmla", "cutedsl_mla", "aiter"}
+            not_rocm = self.decode_attention_backend not in ("aiter", "fa3")
+            fa3 = view.attention_backend == "fa3"  # a kept backend: stays
+            graph = self.prefill_backend_name == "fa4"  # a place no rule names: stays
+            """,
+            """
+            hpc = False
+            fa4_prefill = False
+            rocm = False
+            one_shot = attention_backend in {"flashmla", "cutedsl_mla"}
+            not_rocm = self.decode_attention_backend not in ("fa3",)
+            fa3 = view.attention_backend == "fa3"  # a kept backend: stays
+            graph = self.prefill_backend_name == "fa4"  # a place no rule names: stays
+            """,
+            inputs=CodemodInputs(rules=load_rules("deepseek"), removed=Removed(registry_keys=keys)),
+        )
+
+    def test_a_literal_loses_the_platform_strings_it_is_tested_against(self) -> None:
+        """0.5.23 speculative_hook.py, xgrammar_backend.py, hicache_hook.py: `x == "mori"` is False on CUDA,
+        so a literal tested against loses such a string; all of them gone, the test folds whole."""
+        self.assertCodemod(
+            """
+            if cfg.moe_a2a_backend not in ("none", "megamoe", "mori"):
+                fail()
+            on_gpu = logits.device.type in {"cuda", "xpu", "musa"}
+            ok = cfg.hicache_storage_backend not in ("mooncake", "npu_memcache")
+            amd = backend in ("aiter", "mori")
+            devices = ["cuda", "xpu"]  # no test: a value stays whole
+            """,
+            """
+            if cfg.moe_a2a_backend not in ("none", "megamoe"):
+                fail()
+            on_gpu = logits.device.type in {"cuda"}
+            ok = cfg.hicache_storage_backend not in ("mooncake",)
+            amd = False
+            devices = ["cuda", "xpu"]  # no test: a value stays whole
+            """,
         )
 
     def test_architecture_lists_lose_the_removed_ones(self) -> None:
