@@ -20,7 +20,7 @@ from shrinker.codemods.inputs import CodemodInputs, Removed
 from shrinker.codemods.pipeline import FileItem, transform_files
 from shrinker.console import console
 from shrinker.errors import ShrinkError
-from shrinker.graph.constant_functions import constant_functions
+from shrinker.graph.constant_functions import called_methods, constant_functions
 from shrinker.graph.constant_parameters import ConstantParameters, constant_parameters
 from shrinker.graph.returned_literals import returned_literals
 from shrinker.graph.unset_attributes import unset_attributes
@@ -224,6 +224,7 @@ def tree_inputs(tree: Path, rules, removed: Removed, table: PredicateTable, *, f
     folding run (`folds`), the cross-file tables the fold reads (and the literal tables when `literals`)."""
     methods = method_definitions(tree)
     words = single_file_words(tree) if folds else None
+    functions = constant_functions(tree) if folds else None
     return CodemodInputs(rules=rules, removed=removed, defined_methods=frozenset(methods),
                          shared_methods=frozenset(n for n, c in methods.items() if c > 1),
                          table=table,
@@ -231,7 +232,9 @@ def tree_inputs(tree: Path, rules, removed: Removed, table: PredicateTable, *, f
                          unset_attributes=unset_attributes(tree, words) if folds else None,
                          backend_methods=(name_table(tree, rules.platform.backend_methods)
                                           if rules.platform.backend_methods else None),
-                         constant_functions=constant_functions(tree) if folds else None,
+                         constant_functions=functions,
+                         called_methods=(called_methods(tree, functions, attribute_vocabulary(rules).search)
+                                         if functions is not None else None),
                          returned_literals=returned_literals(tree) if folds and literals else None,
                          constant_parameters=tree_constant_parameters(tree, rules) if folds else None)
 
@@ -253,6 +256,7 @@ def _constant_call_work(batch: dict, tree: Path, inputs: CodemodInputs, last: bo
     of attributes holding one bool and of functions with constant parameters (graph/constant_parameters), and
     the files calling a function whose constant parameters are unread already (they leave it)."""
     inputs.constant_functions = constant_functions(tree)
+    inputs.called_methods = called_methods(tree, inputs.constant_functions, attribute_vocabulary(inputs.rules).search)
     inputs.returned_literals = returned_literals(tree)
     inputs.constant_parameters = tree_constant_parameters(tree, inputs.rules) if last else None
     words = constant_words(inputs)

@@ -5,7 +5,9 @@ to the function's bool.
   takes from a module defining one (through re-exports: `from sglang.srt.configs import is_kimi_k3`); the
   name is bound once in the module (no second import, assignment or parameter of that name at top level);
 - `self.m(...)` where `m` is a constant method defined once in this module and named in no other file of the
-  tree (`single_file_words`): no subclass elsewhere overrides it, no other file calls it.
+  tree (`single_file_words`): no subclass elsewhere overrides it, no other file calls it;
+- `x.m(...)` in any module where `m` is one of the tree's called methods (graph/constant_functions
+  .called_methods: named for another platform or model family, one def in the tree, every use a call).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ def constant_words(inputs: "CodemodInputs") -> tuple[str, ...]:
     table = inputs.constant_functions or {}
     words = inputs.single_file_words or frozenset()
     return tuple(sorted({qualname.rpartition(".")[2] for functions in table.values() for qualname in functions
-                         if "." not in qualname or qualname.rpartition(".")[2] in words}))
+                         if "." not in qualname or qualname.rpartition(".")[2] in words}
+                        | set(inputs.called_methods or ())))
 
 
 def constant_calls(tree: cst.Module, module: str, package: str | None, inputs: "CodemodInputs",
@@ -39,6 +42,10 @@ def constant_calls(tree: cst.Module, module: str, package: str | None, inputs: "
     table = inputs.constant_functions
     if not table or not module:
         return {}, {}
+    counts = BindingCounts(folder)
+    tree.visit(counts)
+    methods: dict[str, ConstantReturn] = {name: known for name, known in (inputs.called_methods or {}).items()
+                                          if counts.count.get(name, 0) <= 1}
     own = table.get(module, {})
     calls = {name: known for name, known in own.items() if "." not in name}
     origins = inputs.removed.origins or {}
@@ -59,11 +66,8 @@ def constant_calls(tree: cst.Module, module: str, package: str | None, inputs: "
                     if name in table.get(origin, {}):
                         calls[alias.evaluated_alias or name] = table[origin][name]
                         break
-    counts = BindingCounts(folder)
-    tree.visit(counts)
     calls = {name: known for name, known in calls.items() if counts.count.get(name, 0) == 1}
     words = inputs.single_file_words or frozenset()
-    methods: dict[str, ConstantReturn] = {}
     for qualname, known in own.items():
         _, dot, method = qualname.partition(".")
         if dot and method in words and counts.count.get(method, 0) == 1:

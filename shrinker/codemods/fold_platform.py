@@ -37,7 +37,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, ClassVar, Optional
+from typing import Callable, ClassVar, Mapping, Optional
 
 import libcst as cst
 import libcst.matchers
@@ -171,9 +171,10 @@ class Folder:
         # (`_is_gfx1250 = _is_hip and is_gfx1250_supported()`): each read is that constant.
         self.constants: dict[str, bool] = {}
         # Calls of functions that always return one bool (codemods/constant_calls): `is_kimi_k3(cfg)`, and
-        # `self.m()` for such a method defined once, here only.
+        # `self.m()` for such a method defined once, here only; `x.m()` for the tree's called methods.
         self.constant_calls: dict[str, ConstantReturn] = {}
         self.constant_methods: dict[str, ConstantReturn] = {}
+        self.called_methods: Mapping[str, ConstantReturn] = {}
         # Locals of the functions being folded that hold the served model's architecture or model_type
         # (codemods/served_locals): `arch = architectures[0] if architectures else ""`.
         self.served_locals: dict[str, ServedLocal] = {}
@@ -322,6 +323,8 @@ class Folder:
             return self.constant_calls.get(func.value)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             return self.constant_methods.get(func.attr.value)
+        if isinstance(func, cst.Attribute) and func.attr.value in self.called_methods and self.pure(func.value):
+            return self.called_methods[func.attr.value]  # `indexer._aiter_fused_fp8_active(fb)`
         return None
 
     def _fold_constant_call(self, node: cst.Call) -> Optional[Fold]:
@@ -845,12 +848,14 @@ class PredicateScope:
                                                               attribute_vocabulary(self.inputs.rules))
         self.folder.constant_calls, self.folder.constant_methods = constant_calls(
             tree, module or "", package, self.inputs, self.folder)
+        self.folder.called_methods = self.inputs.called_methods or {}
         literals = self.inputs.returned_literals
         self.folder.literal_attributes = dict(literals.attributes.get(module or "", {})) if literals else {}
         widen = (self.folder.removed_classes | self.folder.none_names | self.folder.empty_names | frozenset(self.folder.constants)
                  | frozenset(self.folder.string_collections)
                  | frozenset(self.folder.attribute_constants) | frozenset(self.folder.constant_calls)
-                 | frozenset(self.folder.constant_methods) | frozenset(self.folder.literal_attributes)
+                 | frozenset(self.folder.constant_methods) | frozenset(self.folder.called_methods)
+                 | frozenset(self.folder.literal_attributes)
                  | (self.inputs.constant_parameters.folded_names(module or "") if self.inputs.constant_parameters
                     else frozenset())
                  | frozenset(name for served in self._served_locals.values() for name in served)

@@ -68,6 +68,9 @@ class CodemodInputs:
     # The literals functions return and attributes hold (graph/returned_literals; None = not known: read in
     # the second round of a folding batch, on the folded tree).
     returned_literals: LiteralTables | None = None
+    # Constant methods named for another platform or model family that any object's call folds to
+    # (graph/constant_functions.called_methods: one def in the tree, every other use a call; None = not known)
+    called_methods: Mapping[str, ConstantReturn] | None = None
     # Private attributes nothing in the kept tree sets, read as `getattr(self, "_x", default)` (graph/
     # unset_attributes; None = not known).
     unset_attributes: frozenset[str] | None = None

@@ -21,6 +21,7 @@ import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from shrinker.graph.bindings import dotted, names_bound_by, own_nodes
 from shrinker.graph.discover import module_of
@@ -140,3 +141,44 @@ def _reads_only(node: ast.expr) -> bool:
 def _callee(node: ast.expr) -> ast.expr:
     return node.func if isinstance(node, ast.Call) else node
 
+
+
+def called_methods(tree: Path, functions: dict[str, dict[str, ConstantReturn]],
+                   accepts: Callable[[str], bool]) -> dict[str, ConstantReturn]:
+    """Constant methods a call through any object folds to (`indexer._aiter_fused_fp8_active(fb)` in another
+    module than the class's): method name -> its constant, for the names `accepts` (the profile's vocabulary:
+    code outside the tree has no such method) that
+    - name one `def` in the whole tree, a constant method of `functions` (no override, no second class);
+    - occur nowhere else but as the attribute of a call (`x.m(...)`): no other read, store, string, import,
+      keyword or parameter, so no object of another type can answer to it from the tree."""
+    wanted = {qualname.rpartition(".")[2]: known for table in functions.values()
+              for qualname, known in table.items() if "." in qualname and accepts(qualname.rpartition(".")[2])}
+    if not wanted:
+        return {}
+    word = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, sorted(wanted))))
+    defs: dict[str, int] = {}
+    spoiled: set[str] = set()
+    for _, text in sorted(python_sources(tree)):
+        if not word.search(text):
+            continue
+        try:
+            module = ast.parse(text)
+        except SyntaxError:
+            return {}  # the gate reports it; nothing is known of an unparsable tree
+        called = {id(n.func) for n in ast.walk(module) if isinstance(n, ast.Call)}
+        for node in ast.walk(module):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in wanted:
+                defs[node.name] = defs.get(node.name, 0) + 1
+            elif isinstance(node, ast.Attribute) and node.attr in wanted:
+                if id(node) not in called or not isinstance(node.ctx, ast.Load):
+                    spoiled.add(node.attr)
+            elif isinstance(node, ast.Name) and node.id in wanted:
+                spoiled.add(node.id)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                spoiled.update(word.findall(node.value))
+            elif isinstance(node, (ast.alias, ast.keyword, ast.arg, ast.Global, ast.Nonlocal)):
+                names = (node.names if isinstance(node, (ast.Global, ast.Nonlocal))
+                         else [node.name, node.asname] if isinstance(node, ast.alias)
+                         else [node.arg])
+                spoiled.update(n.rpartition(".")[2] for n in names if n and n.rpartition(".")[2] in wanted)
+    return {name: known for name, known in sorted(wanted.items()) if defs.get(name) == 1 and name not in spoiled}

@@ -18,9 +18,10 @@ TABLE = {
 }
 
 
-def run(code: str, *, words: frozenset[str] = frozenset(), table=None, origins=None) -> str:
+def run(code: str, *, words: frozenset[str] = frozenset(), table=None, origins=None, called=None) -> str:
     inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed(origins=origins or {}, imported={}),
-                           single_file_words=words, constant_functions=TABLE if table is None else table)
+                           single_file_words=words, constant_functions=TABLE if table is None else table,
+                           called_methods=called)
     code = textwrap.dedent(code)
     result = transform_source(code, path="sglang/srt/x.py", module="sglang.srt.x", inputs=inputs,
                               codemods=["fold_platform", "remove_dead_imports", "remove_unused_names"])
@@ -73,6 +74,22 @@ def test_a_method_named_in_another_file_stays() -> None:
                 return run(x, fused=self._fused_active(batch))
         '''
     assert "fused=self._fused_active(batch)" in run(code, words=frozenset())
+
+
+def test_a_called_method_folds_through_any_object() -> None:
+    # graph/constant_functions.called_methods vouches for the name across the tree: one def, every use a call
+    out = run('''
+        def prefill(indexer, batch, x):
+            if indexer._fused_active(batch):
+                return indexer.fused(x)
+            return x
+        ''', called={"_fused_active": ConstantReturn(False, True)})
+    assert out.strip() == "def prefill(indexer, batch, x):\n    return x"
+    code = '''
+        def prefill(indexer, x):
+            return indexer.make()._fused_active(x)  # a receiver that runs code
+        '''
+    assert run(code, called={"_fused_active": ConstantReturn(False, True)}) == textwrap.dedent(code)
 
 
 def test_through_a_re_export() -> None:

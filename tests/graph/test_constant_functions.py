@@ -6,8 +6,8 @@ import ast
 import textwrap
 from pathlib import Path
 
-from shrinker.graph.constant_functions import (ConstantReturn, constant_functions, constant_returns,
-                                               may_define_constant_functions)
+from shrinker.graph.constant_functions import (ConstantReturn, called_methods, constant_functions,
+                                               constant_returns, may_define_constant_functions)
 
 
 def found(code: str) -> dict[str, ConstantReturn]:
@@ -117,3 +117,41 @@ def test_the_text_filter_and_the_tree_table(tmp_path: Path) -> None:
     (package / "a.py").write_text("def on():\n    return True\n")
     (package / "b.py").write_text("def on(x):\n    return x\n")
     assert constant_functions(tmp_path) == {"sglang.a": {"on": ConstantReturn(True, True)}}
+
+
+def test_called_methods_need_one_def_and_calls_only(tmp_path: Path) -> None:
+    package = tmp_path / "python" / "sglang"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "indexer.py").write_text(textwrap.dedent('''
+        class Indexer:
+            def _aiter_active(self, batch):
+                return False
+
+            def _aiter_twice(self):
+                return False
+
+            def _aiter_named(self):
+                return False
+
+            def _aiter_read(self):
+                return False
+
+            def _hip_on(self):
+                return True
+        '''))
+    (package / "graph.py").write_text(textwrap.dedent('''
+        class Other:
+            def _aiter_twice(self):  # a second def: an override, or another class
+                return True
+
+        def run(indexer, batch):
+            f = indexer._aiter_read  # read, not called
+            g = getattr(indexer, "_aiter_named")  # named by a string
+            return indexer._aiter_active(batch) or indexer._hip_on()
+        '''))
+    table = constant_functions(tmp_path)
+    accepts = lambda name: "aiter" in name
+    assert called_methods(tmp_path, table, accepts) == {"_aiter_active": ConstantReturn(False, True)}
+    (package / "graph.py").write_text("def run(indexer):\n    indexer._aiter_active = None\n")  # a store
+    assert "_aiter_active" not in called_methods(tmp_path, constant_functions(tmp_path), accepts)
