@@ -8,6 +8,7 @@ extensions (.so) and folders that Python can import (regular or namespace packag
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -59,6 +60,9 @@ class SourceTree:
         return tree
 
     def _index_package(self, base: Path, top: Path) -> None:
+        # A folder that holds no file is no module: git keeps no empty folders, so whether a deletion's
+        # folder is still there would depend on the work tree's history (a rollback's `git clean` removes it).
+        holding = _folders_holding_files(top)
         stack = [top]
         while stack:
             folder = stack.pop()
@@ -71,7 +75,7 @@ class SourceTree:
                 self._add(dotted, folder, "namespace")
             for entry in sorted(folder.iterdir()):
                 if entry.is_dir():
-                    if entry.name not in SKIP_DIRS and entry.name.isidentifier():
+                    if entry.name not in SKIP_DIRS and entry.name.isidentifier() and entry in holding:
                         stack.append(entry)
                 elif entry.suffix == ".py" and entry.name != "__init__.py" and entry.stem.isidentifier():
                     self._add(f"{dotted}.{entry.stem}", entry, "source")
@@ -106,3 +110,18 @@ class SourceTree:
 
 def content_hash(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
+
+
+def _folders_holding_files(top: Path) -> set[Path]:
+    """The folders under `top` (itself included) with at least one file somewhere beneath them."""
+    holding: set[Path] = set()
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+        if files:
+            path = Path(folder)
+            while path not in holding:
+                holding.add(path)
+                if path == top:
+                    break
+                path = path.parent
+    return holding
