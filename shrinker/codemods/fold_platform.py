@@ -1347,7 +1347,47 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
             return folded.node if _is_none(folded.node) else constant(folded.value)
         return None
 
+    def _tested_only(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Name) and node.value in (self.inputs.tested_only_classes or ())
+
+    def _without_tested_only(self, node: cst.Assign) -> Optional[cst.Assign]:
+        """`_SIZEABLE_POOLS = (MHATokenToKVPool, MiniMaxSparseKVPool)` at module level, a class only tested
+        against in it: the class goes from the tuple (graph/tested_classes counts such a tuple's classes tested
+        only when every read of the tuple is an isinstance class, so no object of it can match)."""
+        if (self._names or len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name)
+                or not isinstance(node.value, cst.Tuple)
+                or not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in node.value.elements)
+                or not any(self._tested_only(e.value) for e in node.value.elements)):
+            return None
+        value = drop_from_literal(node.value, lambda e: self._tested_only(e.value))
+        return None if value is None else node.with_changes(value=value)
+
+    def leave_Annotation(self, original_node: cst.Annotation, updated_node: cst.Annotation) -> cst.Annotation:
+        """`kvcache: HiSparseDSATokenToKVPool | MiniMaxSparseKVPool`: a class only tested against leaves a `|`
+        union of annotations (graph/tested_classes admits it in plain functions' and variables' annotations
+        only, which nothing builds objects from); a union of such classes alone stays."""
+        annotation = self._union_without_tested_only(updated_node.annotation)
+        if annotation is updated_node.annotation or annotation is None:
+            return updated_node
+        self.count("tested_only_classes_unannotated")
+        return updated_node.with_changes(annotation=annotation)
+
+    def _union_without_tested_only(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """`node` without the tested-only classes of its `|` union; None when nothing would be left."""
+        if self._tested_only(node):
+            return None
+        if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr)):
+            return node
+        left, right = self._union_without_tested_only(node.left), self._union_without_tested_only(node.right)
+        if left is None or right is None:
+            return left if right is None else right
+        return node if left is node.left and right is node.right else node.with_changes(left=left, right=right)
+
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        pruned = self._without_tested_only(updated_node)
+        if pruned is not None:
+            self.count("tested_only_classes_untupled")
+            return pruned
         local = self._local_flag(updated_node)
         if local is not None:
             self.count("flags_folded")

@@ -205,6 +205,51 @@ class TestFoldPlatform(PlatformCodemodTest):
             inputs=inputs,
         )
 
+    def test_a_class_only_tested_against_leaves_module_tuples_and_unions(self) -> None:
+        # 0.5.23's hicache_auto_size `_SIZEABLE_POOLS` (read only as isinstance's classes, as graph/tested_classes
+        # checks) and hisparse's `kvcache: HiSparseDSATokenToKVPool | MiniMaxSparseKVPool`
+        from shrinker.codemods.inputs import CodemodInputs, Removed
+        from shrinker.rules.load import load_rules
+
+        inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed(),
+                               tested_only_classes=frozenset({"MiniMaxSparseKVPool"}))
+        self.assertCodemod(
+            """
+            from sglang.srt.mem_cache.memory_pool import MHATokenToKVPool, MiniMaxSparseKVPool
+
+            _SIZEABLE_POOLS = (
+                MHATokenToKVPool,
+                MiniMaxSparseKVPool,  # sparse
+            )
+            _ONLY = (MiniMaxSparseKVPool,)
+
+            class Allocator:
+                def __init__(self, kvcache: HiSparseDSATokenToKVPool | MiniMaxSparseKVPool, n: int) -> None:
+                    self.kvcache: MiniMaxSparseKVPool | None = kvcache
+
+                def pool(self) -> MiniMaxSparseKVPool:
+                    local = (MiniMaxSparseKVPool, MHATokenToKVPool)  # not at module level: stays
+                    return self.kvcache
+            """,
+            """
+            from sglang.srt.mem_cache.memory_pool import MHATokenToKVPool, MiniMaxSparseKVPool
+
+            _SIZEABLE_POOLS = (
+                MHATokenToKVPool,
+            )
+            _ONLY = ()
+
+            class Allocator:
+                def __init__(self, kvcache: HiSparseDSATokenToKVPool, n: int) -> None:
+                    self.kvcache: None = kvcache
+
+                def pool(self) -> MiniMaxSparseKVPool:
+                    local = (MiniMaxSparseKVPool, MHATokenToKVPool)  # not at module level: stays
+                    return self.kvcache
+            """,
+            inputs=inputs,
+        )
+
     def test_enum_member_named_for_a_platform(self) -> None:
         # disaggregation/utils.py shape: `transfer_backend == TransferBackend.ASCEND`; lower-case
         # attributes (`self.npu`) are not enum members and stay.
