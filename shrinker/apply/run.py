@@ -13,7 +13,8 @@ from shrinker import paths
 from shrinker.apply.deferral import defer_dead_functions
 from shrinker.rules.predicates import PredicateTable, attribute_vocabulary, feature_class_globs
 from shrinker.apply.gate import GateResult, missing_names, run_gate, unresolved_imports
-from shrinker.apply.worktree import applied_batches, commit_all, keep_on_branch, open_worktree, roll_back
+from shrinker.apply.worktree import (applied_batches, commit_all, keep_on_branch, mark_settled, open_symbol_batch,
+                                     open_worktree, roll_back)
 from shrinker.apply.platform_references import PlatformReferences, model_references, platform_references
 from shrinker.codemods.constant_calls import constant_words
 from shrinker.codemods.inputs import CodemodInputs, Removed
@@ -471,6 +472,11 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
     if done:
         _check_same_plan(repo, plan)
     total = len(plan["batches"])
+    # a symbol batch whose later pass failed: its committed passes stay, it resumes at the next one
+    resume = open_symbol_batch(repo) if done and is_symbol_batch(plan["batches"][done[-1] - 1]) else None
+    first_pass = {resume[0]: resume[1]} if resume else {}
+    if resume:
+        done = done[:-1]
     if all_batches:
         todo = list(range(len(done) + 1, total + 1))
     elif batch is not None:
@@ -494,12 +500,21 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
     outcomes: list[BatchOutcome] = []
     gate = dict(baseline=baseline, use_verify=use_verify, name_baseline=name_baseline,
                 upstream_root=upstream.root, keep_failed=keep_failed)
+    renamed: dict[str, str] = {}  # a settled batch's last commit: its hash before the trailer -> after
     for number in todo:
-        console.print(f"[bold]batch {number}[/] {plan['batches'][number - 1]['name']} ...")
+        first = first_pass.get(number, 1)
+        resumed = f" (resumed at pass {first})" if first > 1 else ""
+        console.print(f"[bold]batch {number}[/] {plan['batches'][number - 1]['name']}{resumed} ...")
         if is_symbol_batch(plan["batches"][number - 1]):
-            done_now = apply_symbol_batch(repo, tree, plan, number, rules, jobs=jobs, dry_run=dry_run, **gate)
-            if not done_now and not dry_run:  # nothing dead at all: an empty commit marks the batch applied
+            done_now = apply_symbol_batch(repo, tree, plan, number, rules, jobs=jobs, dry_run=dry_run,
+                                          first_pass=first, **gate)
+            if not done_now and not dry_run and first == 1:  # nothing dead at all: an empty commit marks it
                 done_now = [nothing_dead(repo, tree, plan, number)]
+            if not dry_run and (not done_now or done_now[-1].gate == "passed"):
+                old, new = mark_settled(repo)
+                renamed[old] = new
+                for o in done_now:
+                    o.commit = new if o.commit == old else o.commit
         else:
             done_now = [apply_one(repo, tree, plan, number, rules, jobs=jobs, dry_run=dry_run, **gate)]
         outcomes.extend(done_now)
@@ -521,6 +536,8 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
         old = report_dir / "apply.json"
         old_data = json.loads(old.read_text()) if old.exists() and not reset else {}
         previous = {(b["number"], b.get("symbol_pass", 0)): b for b in old_data.get("batches", [])}
+        for b in previous.values():  # a pass of an earlier run whose commit took the settled trailer now
+            b["commit"] = renamed.get(b.get("commit", ""), b.get("commit", ""))
         for o in outcomes:
             key = (o.number, o.symbol_pass)
             previous[key] = {k: v for k, v in asdict(o).items() if k not in ("diff", "findings")}
