@@ -44,13 +44,13 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
         inputs.tested_only_classes = tested
         before = {rel: (tree / rel).read_bytes() for rel in files}
         left: list[str] = []
+        with_findings: set[str] = set()
         run_codemods({REFOLD_CODEMODS: files}, tree, inputs, number, outcome, failures, left, set(), jobs=jobs,
-                     label=f"refold round {k}: ")
+                     label=f"refold round {k}: ", finding_files=with_findings)
         # A refold is optional work: a file whose fold reports a finding (a comprehension filter a tested-only
         # class makes always False) stays as it was, and the finding is a note, not a gate failure.
-        for rel in sorted({f.split(":", 1)[0] for f in left}):
-            if rel in before:
-                (tree / rel).write_bytes(before[rel])
+        for rel in sorted(with_findings):
+            (tree / rel).write_bytes(before[rel])
         if left:
             outcome.codemods.setdefault("refold: files left as they were (a finding)", []).extend(left)
         if failures:

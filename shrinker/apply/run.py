@@ -293,9 +293,10 @@ def _parameter_work(tree: Path, table: ConstantParameters) -> dict[tuple[str, ..
 
 def run_codemods(work: dict[tuple[str, ...], list[str]], tree: Path, inputs: CodemodInputs, number: int,
                   outcome: BatchOutcome, failures: list[str], findings: list[str], later: set[str], *, jobs: int,
-                  label: str = "") -> int:
+                  label: str = "", finding_files: set[str] | None = None) -> int:
     """Run each group of codemods on its files and write the results (counted in `outcome` under `label`
-    and the group's names); the lines the edits removed."""
+    and the group's names); the lines the edits removed. `finding_files` collects the tree-relative paths of
+    the files whose codemods reported a finding."""
     edited_removed = 0
     for names, files in sorted(work.items()):
         items = [FileItem(path=str(tree / p), module=module_of(p)) for p in sorted(files)]
@@ -309,6 +310,8 @@ def run_codemods(work: dict[tuple[str, ...], list[str]], tree: Path, inputs: Cod
             if res.status == "failure":
                 failures.append(f"{rel}: {res.error}")
             findings.extend(gate_findings(res.findings, rel, tree, later))
+            if finding_files is not None and gate_findings(res.findings, rel, tree, later):
+                finding_files.add(rel)
             if res.status == "success":
                 old = count_lines(Path(res.path).read_text(errors="replace"))
                 Path(res.path).write_text(res.code)
