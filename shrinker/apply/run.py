@@ -13,7 +13,7 @@ from shrinker import paths
 from shrinker.apply.deferral import defer_dead_functions
 from shrinker.rules.predicates import PredicateTable, attribute_vocabulary, feature_class_globs
 from shrinker.apply.gate import GateResult, missing_names, run_gate, unresolved_imports
-from shrinker.apply.worktree import (applied_batches, commit_all, keep_on_branch, mark_settled, open_symbol_batch,
+from shrinker.apply.worktree import (applied_batches, commit_all, keep_on_branch, mark_stopped, open_symbol_batch,
                                      open_worktree, roll_back)
 from shrinker.apply.platform_references import PlatformReferences, model_references, platform_references
 from shrinker.codemods.constant_calls import constant_words
@@ -476,7 +476,7 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
         _check_same_plan(repo, plan)
     total = len(plan["batches"])
     # a symbol batch whose later pass failed: its committed passes stay, it resumes at the next one
-    resume = open_symbol_batch(repo) if done and is_symbol_batch(plan["batches"][done[-1] - 1]) else None
+    resume = open_symbol_batch(repo) if done else None
     first_pass = {resume[0]: resume[1]} if resume else {}
     if resume:
         done = done[:-1]
@@ -503,7 +503,7 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
     outcomes: list[BatchOutcome] = []
     gate = dict(baseline=baseline, use_verify=use_verify, name_baseline=name_baseline,
                 upstream_root=upstream.root, keep_failed=keep_failed)
-    renamed: dict[str, str] = {}  # a settled batch's last commit: its hash before the trailer -> after
+    renamed: dict[str, str] = {}  # a stopped batch's newest pass: its commit before the trailer -> after
     for number in todo:
         first = first_pass.get(number, 1)
         resumed = f" (resumed at pass {first})" if first > 1 else ""
@@ -513,8 +513,9 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
                                           first_pass=first, **gate)
             if not done_now and not dry_run and first == 1:  # nothing dead at all: an empty commit marks it
                 done_now = [nothing_dead(repo, tree, plan, number)]
-            if not dry_run and (not done_now or done_now[-1].gate == "passed"):
-                old, new = mark_settled(repo)
+            if (not dry_run and done_now and done_now[-1].gate == "failed"
+                    and repo.head.commit.summary.startswith(f"shrink: batch {number} ")):
+                old, new = mark_stopped(repo)  # its passes so far stay committed; the next run resumes it
                 renamed[old] = new
                 for o in done_now:
                     o.commit = new if o.commit == old else o.commit

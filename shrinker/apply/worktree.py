@@ -17,9 +17,10 @@ from shrinker.upstream.fetch import FIXED_DATE
 BRANCH = "deepseek-only"
 _BATCH_SUBJECT = re.compile(r"^shrink: batch (\d+) ")
 _PASS = re.compile(r"\(pass (\d+)")
-# The trailer a symbol batch's last commit gets once its passes reached their fixpoint: a batch without it
-# stopped on a failed pass (its earlier passes committed), and `apply --all` resumes it at the next pass.
-SETTLED = "Batch: settled"
+# The trailer a symbol batch's newest pass commit gets when a later pass fails its gate: the batch stopped
+# before its fixpoint, and the next `apply --all` resumes it at the failed pass. (Marked on failure, so a run
+# that passes makes the same commits, the same hashes, as ever.)
+STOPPED = "Batch: stopped before its fixpoint"
 # Fixed names and dates (as the upstream cache's commit has): the same batches give the same commit
 # hashes on every machine, so reports that name a work-tree commit are the same bytes too.
 AUTHOR = {"GIT_AUTHOR_NAME": "shrinker", "GIT_AUTHOR_EMAIL": "shrinker@localhost",
@@ -57,34 +58,23 @@ def applied_batches(repo: git.Repo) -> list[int]:
 
 
 def open_symbol_batch(repo: git.Repo) -> tuple[int, int] | None:
-    """(batch, the next pass) when the newest batch on the work tree is a symbol batch whose passes stopped
-    before their fixpoint (none of its commits carries the SETTLED trailer); None otherwise."""
-    newest, passes = None, []
-    for commit in repo.iter_commits("HEAD"):
-        m = _BATCH_SUBJECT.match(commit.summary)
-        if not m:
-            continue
-        if newest is None:
-            newest = int(m.group(1))
-        if int(m.group(1)) != newest:
-            break
-        if SETTLED in commit.message.splitlines():
-            return None
-        p = _PASS.search(commit.summary)
-        if p is None:
-            return None  # a file batch, or a symbol batch that found nothing dead
-        passes.append(int(p.group(1)))
-    return (newest, max(passes) + 1) if newest is not None and passes else None
+    """(batch, the pass to resume at) when the work tree's newest commit is a symbol batch's pass that a later
+    pass's failure marked STOPPED; None otherwise."""
+    head = repo.head.commit
+    m, p = _BATCH_SUBJECT.match(head.summary), _PASS.search(head.summary)
+    if m and p and STOPPED in head.message.splitlines():
+        return int(m.group(1)), int(p.group(1)) + 1
+    return None
 
 
-def mark_settled(repo: git.Repo) -> tuple[str, str]:
-    """Add the SETTLED trailer to the last commit (the tool's own work tree only); (old, new) commit."""
+def mark_stopped(repo: git.Repo) -> tuple[str, str]:
+    """Add the STOPPED trailer to the newest commit (the tool's own work tree only); (old, new) commit."""
     old = repo.head.commit.hexsha
     message = repo.head.commit.message.rstrip("\n")
-    if SETTLED not in message.splitlines():
+    if STOPPED not in message.splitlines():
         with repo.git.custom_environment(**AUTHOR):
             repo.git.commit("-q", "--amend", "--no-verify", "--no-gpg-sign", "--allow-empty",
-                            "-m", f"{message}\n{SETTLED}")
+                            "-m", f"{message}\n{STOPPED}")
     return old, repo.head.commit.hexsha
 
 
