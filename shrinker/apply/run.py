@@ -309,8 +309,9 @@ def run_codemods(work: dict[tuple[str, ...], list[str]], tree: Path, inputs: Cod
             stats[res.status] += 1
             if res.status == "failure":
                 failures.append(f"{rel}: {res.error}")
-            findings.extend(gate_findings(res.findings, rel, tree, later))
-            if finding_files is not None and gate_findings(res.findings, rel, tree, later):
+            weighed = gate_findings(res.findings, rel, tree, later)
+            findings.extend(weighed)
+            if finding_files is not None and weighed:
                 finding_files.add(rel)
             if res.status == "success":
                 old = count_lines(Path(res.path).read_text(errors="replace"))
@@ -540,7 +541,7 @@ def apply_batches(profile: str = "deepseek", *, batch: int | None = None, all_ba
         old = report_dir / "apply.json"
         old_data = json.loads(old.read_text()) if old.exists() and not reset else {}
         previous = {(b["number"], b.get("symbol_pass", 0)): b for b in old_data.get("batches", [])}
-        for b in previous.values():  # a pass of an earlier run whose commit took the settled trailer now
+        for b in previous.values():  # a pass of an earlier run whose commit took the STOPPED trailer now
             b["commit"] = renamed.get(b.get("commit", ""), b.get("commit", ""))
         for o in outcomes:
             key = (o.number, o.symbol_pass)

@@ -6,8 +6,9 @@ symbols, gates the result like any batch and commits it as `shrink: batch N — 
 When the graph finds nothing dead or a pass changes no file, the pass refolds instead (apply/refold.py:
 the platform fold over every kept file, with the tables of the tree as the passes left it; committed as
 `(pass k: refold)`) and the passes go on, at most MAX_REFOLDS times; the loop stops when a refold changes
-nothing (it commits nothing), when a pass finds nothing after the last refold allowed, or when a pass fails its gate (it is rolled back; the passes before it stay
-committed, each having passed its own gate).
+nothing (it commits nothing), when a pass finds nothing after the last refold allowed, or when a pass fails
+its gate (it is rolled back; the passes before it stay committed, each having passed its own gate, and
+apply/run.py marks the newest of them so that the next run resumes the batch at the failed pass).
 
 After a pass's symbol removal, modules the plan's reachability (same rules: roots, registries, strings,
 rules' pins) no longer reaches from the roots go too, in the same pass: a removed function was often

@@ -42,10 +42,6 @@ def constant_calls(tree: cst.Module, module: str, package: str | None, inputs: "
     table = inputs.constant_functions
     if not table or not module:
         return {}, {}
-    counts = BindingCounts(folder)
-    tree.visit(counts)
-    methods: dict[str, ConstantReturn] = {name: known for name, known in (inputs.called_methods or {}).items()
-                                          if counts.count.get(name, 0) <= 1}
     own = table.get(module, {})
     calls = {name: known for name, known in own.items() if "." not in name}
     origins = inputs.removed.origins or {}
@@ -66,8 +62,11 @@ def constant_calls(tree: cst.Module, module: str, package: str | None, inputs: "
                     if name in table.get(origin, {}):
                         calls[alias.evaluated_alias or name] = table[origin][name]
                         break
+    counts = BindingCounts(folder)
+    tree.visit(counts)
     calls = {name: known for name, known in calls.items() if counts.count.get(name, 0) == 1}
     words = inputs.single_file_words or frozenset()
+    methods: dict[str, ConstantReturn] = {}  # `x.m()` of the tree's called methods: Folder._known_constant
     for qualname, known in own.items():
         _, dot, method = qualname.partition(".")
         if dot and method in words and counts.count.get(method, 0) == 1:

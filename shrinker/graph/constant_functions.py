@@ -142,7 +142,6 @@ def _callee(node: ast.expr) -> ast.expr:
     return node.func if isinstance(node, ast.Call) else node
 
 
-
 def called_methods(tree: Path, functions: dict[str, dict[str, ConstantReturn]],
                    accepts: Callable[[str], bool]) -> dict[str, ConstantReturn]:
     """Constant methods a call through any object folds to (`indexer._aiter_fused_fp8_active(fb)` in another
