@@ -49,11 +49,25 @@ class PlatformReferences:
 def reference_pattern(rules) -> re.Pattern:
     strings = rules.platform.strings
     predicates = [p for p in rules.platform.predicates if p.value is False and not p.name.isupper()]
-    globs = [name_glob_regex(p.name) for p in predicates if any(c in p.name for c in "*?[")]
-    # a predicate only called (`is_cpu()`) names no platform as an attribute: `tensor.is_cpu` is torch's
-    exact = [rf"(?<!\.)\b{re.escape(p.name)}\b" if p.calls_only else rf"\b{re.escape(p.name)}\b"
+    globs = [_identifier_glob(p.name) for p in predicates if any(c in p.name for c in "*?[")]
+    # a predicate only called (`is_cpu()`) names no platform as an attribute: `tensor.is_cpu` is torch's;
+    # a quoted one is a value, not the predicate (`ENCODER_ONLY = "encoder_only"`, an attention type)
+    exact = [rf"""(?<![.'"])\b{re.escape(p.name)}\b(?!['"])""" if p.calls_only
+             else rf"""(?<!['"])\b{re.escape(p.name)}\b(?!['"])"""
              for p in predicates if not any(c in p.name for c in "*?[")]
     return re.compile("|".join(vocabulary_patterns(strings.strings, strings.families) + exact + globs))
+
+
+def _identifier_glob(name: str) -> str:
+    """A predicate glob matching whole identifier parts: `aiter*` starts an identifier (`aiter_ops`, not
+    `_update_handshake_waiters`), `*ascend*` starts one of its `_`-parts (`_use_ascend_fuseep`, not
+    `descending`)."""
+    rest = name.lstrip("*")
+    if not name.startswith("*"):
+        lead = r"\b"
+    else:
+        lead = r"\b\w*" if rest.startswith("_") else r"\b(?:\w*_)?"
+    return lead + name_glob_regex(rest)
 
 
 def family_pattern(families: list[str], served: list[str] = ()) -> re.Pattern | None:

@@ -1098,6 +1098,16 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
     def leave_Return(self, original_node: cst.Return, updated_node: cst.Return) -> cst.Return:
         return self._with_value(updated_node, "return_values_folded")
 
+    def leave_FormattedStringExpression(self, original_node: cst.FormattedStringExpression,
+                                        updated_node: cst.FormattedStringExpression):
+        """A replacement field is a value (`f"needs gfx95: {is_gfx95_supported()}"` → `{False}`), unless
+        it prints its own text (`{x=}`)."""
+        value = None if updated_node.equal is not None else self._value(updated_node.expression)
+        if value is None:
+            return updated_node
+        self.count("fstring_fields_folded")
+        return updated_node.with_changes(expression=value)
+
     def leave_Lambda(self, original_node: cst.Lambda, updated_node: cst.Lambda) -> cst.Lambda:
         value = self._value(updated_node.body)  # before the lambda's parameters leave scope
         if value is not None:
@@ -1107,11 +1117,19 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
 
     def leave_Assert(self, original_node: cst.Assert, updated_node: cst.Assert):
         """`assert not _is_npu and ...` that holds on CUDA checks nothing: it goes. One that fails on CUDA
-        (`assert is_npu(), "only on Ascend"`) stays as written: it is the answer upstream gives there."""
+        (`assert is_npu(), "only on Ascend"`) keeps its message, its test written `False`: the answer
+        upstream gives there, without reading a predicate the platform batch may take away
+        (`get_platform().is_npu` once `is_npu` left the probes raised AttributeError instead)."""
         folded = self.folder.fold(updated_node.test)
         if folded.pred and folded.value is True and folded.pure:
             self.count("asserts_removed")
             return cst.RemoveFromParent()
+        if folded.pred and folded.value is False and folded.pure:
+            if isinstance(updated_node.test, cst.Name) and updated_node.test.value == "False":
+                return updated_node
+            self.count("asserts_failing_on_cuda")
+            test = cst.Name("False")
+            return updated_node.with_changes(test=test, whitespace_after_assert=spaced(updated_node.whitespace_after_assert, test))
         test = self._partial(updated_node.test)
         if test is None:
             return updated_node

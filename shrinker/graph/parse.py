@@ -15,13 +15,15 @@ from shrinker.graph.records import (
     CLASS, FUNCTION, MODULE, DictEntry, DictLiteral, FileFacts, ImportRecord, StringRef, Where)
 
 # Bump when FileFacts' meaning changes: old cache entries are then ignored.
-PARSER_VERSION = "9"
+PARSER_VERSION = "10"
 
 _EMPTY = cst.Module(body=[])
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 # A dotted string that may name a module, optionally with ":attr" ("pkg.mod:Cls").
 _MODULE_STRING = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_][\w.]*)?$")
-_STRING_HINT = re.compile(r"""["'][A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?::[\w.]+)?["']|import_module|LazyImport""")
+# The last branch: an f-string that starts with a module-level name (`f"{_PKG}.mod:attr"`).
+_STRING_HINT = re.compile(
+    r"""["'][A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?::[\w.]+)?["']|import_module|LazyImport|["']\{[A-Za-z_]\w*\}\.\w""")
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -59,11 +61,12 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str) -> st
 class _StringCollector(cst.CSTVisitor):
     """Module-naming strings inside one small statement or expression."""
 
-    def __init__(self, loop_values: dict[str, list[str]], module: str):
+    def __init__(self, loop_values: dict[str, list[str]], module: str, texts: dict[str, str] | None = None):
         # (target, kind, attr, the call's other keywords, the call's dotted name)
         self.found: list[tuple[str, str, str, dict[str, str], str]] = []
         self.loop_values = loop_values
         self.module = module
+        self.texts = texts or {}  # module-level NAME = "a.b" string constants
         self._calls: list[cst.Call] = []
         self._keyword: list[tuple[cst.Call, str]] = []  # (call, keyword) of the keyword arguments entered
 
@@ -116,6 +119,8 @@ class _StringCollector(cst.CSTVisitor):
                     pieces.append([self.module])
                 elif name in self.loop_values:
                     pieces.append(self.loop_values[name])
+                elif self.texts.get(name):
+                    pieces.append([self.texts[name]])
                 else:
                     return []
         targets = [""]
@@ -124,7 +129,15 @@ class _StringCollector(cst.CSTVisitor):
         return targets
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        text = _str_value(node)
+        self._module_string(_str_value(node))
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        # `target=f"{_KDA_PACKAGE}.qwen3x_nvfp4_gemm:try_qwen3x_nvfp4_gemm"` names a module as surely as
+        # the literal would, when every piece is text, `__name__`, a loop value or a module string constant
+        for text in self._expand_fstring(node):
+            self._module_string(text)
+
+    def _module_string(self, text: str | None) -> None:
         if text and any(text == found[0] for found in self.found):
             return  # already taken by import_module / LazyImport
         if text and _MODULE_STRING.match(text):
@@ -141,6 +154,7 @@ class _Walker:
         self.cursor = 0
         self.line_at_cursor = 1
         self.consts: dict[str, list[str]] = {}  # module-level NAME = ("a", "b") tuples of strings
+        self.texts: dict[str, str] = {}  # module-level NAME = "a.b" strings, read by f-strings
         self.has_strings = bool(_STRING_HINT.search(source))
 
     # -- positions -------------------------------------------------------------------------
@@ -297,7 +311,7 @@ class _Walker:
         text = _code(node)
         if not _STRING_HINT.search(text):
             return
-        collector = _StringCollector(loops, self.module)
+        collector = _StringCollector(loops, self.module, self.texts)
         node.visit(collector)
         if not collector.found:
             return
@@ -319,6 +333,9 @@ class _Walker:
                 strings = _const_strings(value) if value is not None else []
                 if strings:
                     self.consts[name] = strings
+                # a name bound twice is no constant: neither value is the one an f-string surely reads
+                text = _str_value(value) if value is not None else None
+                self.texts[name] = text if text is not None and name not in self.texts else ""
             if value is not None and where.scope in (MODULE, CLASS) and isinstance(value, cst.Dict):
                 qual = f"{where.function}.{name}" if where.scope == CLASS else name
                 self._record_dict(qual, value, where)

@@ -31,6 +31,18 @@ def test_code_lines_count_comments_and_cuda_apart(tmp_path):
     assert refs.to_json() == {"code_lines": 5, "files": 1, "comment_lines": 2, "prose_lines": 0}
 
 
+def test_predicate_names_count_as_whole_identifier_parts(tmp_path):
+    _tree(tmp_path,
+        "def _update_handshake_waiters(self):\n"
+        '    ENCODER_ONLY = "encoder_only"\n'
+        "    descending = sorted(x)\n"
+        "    if self.encoder_only:\n"
+        "        return aiter_ops.run(_use_ascend_fuseep, is_gfx95_supported())\n"
+        "    return _use_aiter\n")
+    refs = platform_references(tmp_path, load_rules("deepseek"))
+    assert [line for _, line, _ in refs.code] == [4, 5, 6]
+
+
 def test_model_family_lines_count_words_and_camel_case_starts(tmp_path):
     _tree(tmp_path,
         '"""Qwen3 and Llama."""\n'

@@ -652,8 +652,9 @@ class TestFoldPlatform(PlatformCodemodTest):
         )
 
     def test_asserts(self) -> None:
-        """One that holds on CUDA goes; one that fails there stays as upstream wrote it (its message is
-        the answer a CUDA user gets); a partly platform test is simplified."""
+        """One that holds on CUDA goes; one that fails there keeps its message (the answer a CUDA user
+        gets) with its test written `False`, so it reads no predicate the platform batch takes away; a
+        partly platform test is simplified."""
         self.assertCodemod(
             """
             def check(self, x):
@@ -661,12 +662,28 @@ class TestFoldPlatform(PlatformCodemodTest):
                     _is_cpu and _cpu_has_amx_support
                 ), "not on npu"
                 assert is_npu(), "MindSpore model impl is only supported on Ascend npu."
+                assert(get_platform().is_npu)  # an error path
+                assert False, "already folded"
                 assert x and not _is_npu
             """,
             """
             def check(self, x):
-                assert is_npu(), "MindSpore model impl is only supported on Ascend npu."
+                assert False, "MindSpore model impl is only supported on Ascend npu."
+                assert False  # an error path
+                assert False, "already folded"
                 assert x
+            """,
+        )
+
+    def test_fstring_fields_fold_as_values(self) -> None:
+        self.assertCodemod(
+            """
+            raise RuntimeError(f"needs gfx95 ({is_gfx95_supported()}), hip={get_platform().is_hip!r} {n}")
+            print(f"{is_npu()=}")
+            """,
+            """
+            raise RuntimeError(f"needs gfx95 ({False}), hip={False!r} {n}")
+            print(f"{is_npu()=}")
             """,
         )
 

@@ -103,6 +103,21 @@ def test_a_module_string_records_its_call_s_other_keywords():
     assert keywords["pkg.hooks"] == {}
 
 
+def test_an_fstring_built_from_a_module_string_constant_names_a_module():
+    # 0.5.23 kernels/ops/gemm: without this read kda_kernels/qwen3x_nvfp4_gemm.py looked unreachable, went,
+    # and the kept `try_qwen3x_nvfp4_gemm` raised KeyError on its missing record
+    src = ('_KDA = "pkg.kda"\n'
+           'register_kernel(KernelSpec(op="gemm.q", target=f"{_KDA}.qgemm:try_q", impl="jit"))\n'
+           'TWICE = "pkg.one"\nTWICE = "pkg.two"\n'
+           'register_kernel(KernelSpec(op="gemm.t", target=f"{TWICE}.m:f"))\n'
+           'register_kernel(KernelSpec(op="gemm.u", target=f"{unknown}.m:f"))\n')
+    f = facts(src, module="pkg.ops", is_package=True)
+    got = {(s.target, s.kind, s.attr): s.call_keywords for s in f.strings}
+    assert got[("pkg.kda.qgemm", "mod_attr", "try_q")] == {"op": '"gemm.q"', "impl": '"jit"'}
+    # a name bound twice is no constant, and an unknown name no module
+    assert not any(s.target.endswith(".m") for s in f.strings)
+
+
 def test_registry_shapes_entry_class_and_dicts():
     src = (
         'EntryClass = [A, B]\n'
