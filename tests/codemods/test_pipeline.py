@@ -306,12 +306,14 @@ def test_generator_pools_are_what_they_claim() -> None:
 
 
 def _run_all_unpruned(source: str):
-    """Every platform codemod on one parse, without the text prefilter and pruning shortcuts."""
-    tree = cst.parse_module(source)
+    """Every platform codemod on one parse, without the text prefilter and pruning shortcuts (a codemod
+    that reads the file as it was before the run gets it, as in transform_source)."""
+    tree = original = cst.parse_module(source)
     changes = {}
     for name in PLATFORM_GROUP:
         cls = type(f"Unpruned_{name}", (CODEMODS[name],), {"prune_pattern": lambda self: None})
-        instance = cls(new_context("sglang/srt/gen.py", "sglang.srt.gen"), deepseek_inputs())
+        before = {"original": original} if getattr(cls, "NEEDS_ORIGINAL", False) else {}
+        instance = cls(new_context("sglang/srt/gen.py", "sglang.srt.gen"), deepseek_inputs(), **before)
         tree = instance.transform_module(tree)
         changes.update({f"{name}.{k}": v for k, v in instance.changes.items() if v})
     return tree.code, changes
