@@ -4,13 +4,16 @@ Every finding has a key that does not depend on line numbers (file, kind, target
 is a regression only when upstream does not have the same key as often (upstream itself has a few
 broken references, e.g. optional private modules). Imports inside try/except ImportError are
 allowed to be missing: they are listed as notes, not failures. `self_attributes`: a `self.X` read
-that no code of the tree sets X for (shrinker/checks/attributes.py).
+that no code of the tree sets X for (shrinker/checks/attributes.py). `kernel_ops`: a kernel the code asks
+the registry for by name (`get_kernel("gemm.qwen3x_nvfp4", KernelBackend.KDA)`) that no `KernelSpec` of the
+tree registers: the call raises KeyError where upstream dispatched (or declined) it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 
 from shrinker.graph.stdlib import STDLIB
 from shrinker.upstream.distributions import declared_distributions, load_index, provided_by
@@ -20,7 +23,7 @@ from shrinker.checks.platform_names import split_undefined, split_unset
 from shrinker.checks.tree import SourceTree
 
 STATIC_CHECKS = ("syntax", "internal_imports", "import_names", "third_party", "registry_strings",
-                 "undefined_names", "self_attributes")
+                 "kernel_ops", "undefined_names", "self_attributes")
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,7 @@ def collect(tree: SourceTree, facts: dict[str, FileFacts], dist_map: dict[str, l
             out.counts["undefined_names"]["uses"] += 1
             out.by_check["undefined_names"].append(
                 Finding((rel, "undefined", undefined), f"{rel}:{line} undefined name {undefined!r} ({kind})"))
+    _check_kernel_ops(tree, facts, out)
     out.counts["self_attributes"]["classes"] = sum(len(f.classes) for f in facts.values())
     for module, line, cls, attr, instances in unset_attributes(facts):
         rel = tree.rel(module)
@@ -121,6 +125,20 @@ def collect(tree: SourceTree, facts: dict[str, FileFacts], dist_map: dict[str, l
             (rel, "unset-attribute", cls, attr),
             f"{rel}:{line} {cls} reads self.{attr}, which no code of the tree sets on {shown}"))
     return out
+
+
+def _check_kernel_ops(tree: SourceTree, facts: dict[str, FileFacts], out: StaticFindings) -> None:
+    records = {record for f in facts.values() for record in f.kernel_records}
+    for name, f in sorted(facts.items()):
+        rel = tree.rel(name)
+        for line, op, backend in f.kernel_requests:
+            out.counts["kernel_ops"]["requests"] += 1
+            if not any(fnmatchcase(op, pattern) and (not backend or not registered or registered == backend)
+                       for pattern, registered in records):
+                wanted = f"{op!r} ({backend})" if backend else repr(op)
+                out.by_check["kernel_ops"].append(Finding(
+                    (rel, "unregistered-kernel", op, backend),
+                    f"{rel}:{line} asks the kernel registry for {wanted}, which no KernelSpec of the tree registers"))
 
 
 def split_platform(check: str, new: list[Finding], upstream_root, rules) -> tuple[list[Finding], list[str]]:

@@ -63,3 +63,27 @@ class K:
 '''
     refs = {r.module: r.certain for r in extract(source, "m", False, frozenset()).imports}
     assert refs == {"a": True, "b": True, "d": False, "e": False, "f": False, "g": False, "h": False, "i": True}
+
+
+KERNELS = b'''_KDA = "sglang.kernels.kda"
+register_kernel(KernelSpec(op="gemm.q", backend=KernelBackend.KDA, target=f"{_KDA}.qgemm:try_q"))
+for name in ("a", "b"):
+    register_kernel(KernelSpec(op=f"quant.{name}", backend=backend, target="sglang.kernels.m:f"))
+
+
+def try_q(x):
+    return get_kernel("gemm.q", KernelBackend.KDA)(x)
+
+
+def other():
+    get_kernel(HUB_REPO, revision=1)  # the `kernels` hub package: not the registry
+    return select_kernel(op="quant.a")
+'''
+
+
+def test_kernel_requests_and_records() -> None:
+    facts = extract(KERNELS, "sglang.kernels.ops.gemm", True, frozenset({"sglang"}))
+    assert sorted(facts.kernel_requests) == [(8, "gemm.q", "KDA"), (13, "quant.a", "")]
+    assert facts.kernel_records == [("gemm.q", "KDA"), ("quant.*", "")]
+    # an f-string built from a module string constant names its module like the literal would
+    assert (2, "sglang.kernels.kda.qgemm:try_q") in facts.strings

@@ -138,3 +138,30 @@ def test_facts_are_cached_by_content(trees, monkeypatch):
     monkeypatch.setattr(factcache, "extract", lambda *a: parsed.append(a[1]) or real(*a))
     verify_tree(pruned, upstream, checks=["syntax"], jobs=1)
     assert parsed == ["sglang.srt.layers.helper_ops"]
+
+
+def test_a_kernel_asked_for_that_no_record_registers(tmp_path):
+    """0.5.23: the KDA records went with their modules while `try_qwen3x_nvfp4_gemm` stayed (KeyError)."""
+    from shrinker.checks.static import collect
+    from shrinker.checks.tree import SourceTree
+    from shrinker.checks.facts import extract
+
+    ops = tmp_path / "python/sglang/kernels/ops"
+    ops.mkdir(parents=True)
+    (tmp_path / "python/sglang/__init__.py").write_text("")
+    (tmp_path / "python/sglang/kernels/__init__.py").write_text("")
+    (ops / "__init__.py").write_text(
+        'register_kernel(KernelSpec(op="gemm.a", backend=KernelBackend.JIT, target="sglang.kernels.ops:f"))\n'
+        "def f(x):\n    return x\n"
+        "def use(x):\n"
+        '    get_kernel("gemm.a", KernelBackend.JIT)(x)\n'
+        '    get_kernel("gemm.a")(x)\n'
+        '    return get_kernel("gemm.q", KernelBackend.KDA)(x)\n')
+    tree = SourceTree.load(tmp_path)
+    facts = {name: extract(m.path.read_bytes(), name, m.kind == "package", frozenset({"sglang"}))
+             for name, m in tree.modules.items() if m.path.suffix == ".py"}
+    found = collect(tree, facts, {})
+    assert [f.text for f in found.by_check["kernel_ops"]] == [
+        "python/sglang/kernels/ops/__init__.py:7 asks the kernel registry for 'gemm.q' (KDA), "
+        "which no KernelSpec of the tree registers"]
+    assert found.counts["kernel_ops"]["requests"] == 3
