@@ -50,11 +50,6 @@ class FileFacts:
     aliases: dict[str, list[str]] = field(default_factory=dict)  # name -> dotted targets in the tree
     class_uses: list[str] = field(default_factory=list)  # CapWords names read other than as a base
     attr_stores: list[str] = field(default_factory=list)  # attributes the file sets on anything
-    # the kernel registry (0.5.23's sglang.kernels): `get_kernel("gemm.x", KernelBackend.KDA)` asks for
-    # (line, op, backend), `KernelSpec(op="gemm.x", backend=KernelBackend.KDA, ...)` registers (op, backend);
-    # an op built by an f-string is a glob ("quant.*"), a backend that is not `X.NAME` is ""
-    kernel_requests: list[tuple[int, str, str]] = field(default_factory=list)
-    kernel_records: list[tuple[str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -66,8 +61,6 @@ class FileFacts:
         data["strings"] = [tuple(s) for s in data["strings"]]
         data["undefined"] = [tuple(u) for u in data["undefined"]]
         data["classes"] = [ClassFacts.from_json(c) for c in data["classes"]]
-        data["kernel_requests"] = [tuple(r) for r in data["kernel_requests"]]
-        data["kernel_records"] = [tuple(r) for r in data["kernel_records"]]
         return cls(**data)
 
 
@@ -89,14 +82,12 @@ def extract(source: bytes, module: str, is_package: bool, internal: frozenset[st
     _ImportCollector(facts, package).visit(tree)
     facts.classes, aliases, facts.attr_stores, facts.class_uses = class_facts(tree, module, package)
     facts.aliases = internal_aliases(aliases, internal)
-    texts = _module_texts(tree)
+    texts = module_texts(tree)
     for node in ast.walk(tree):
-        text = node.value if isinstance(node, ast.Constant) else _joined(node, texts) if isinstance(
+        text = node.value if isinstance(node, ast.Constant) else joined(node, texts) if isinstance(
             node, ast.JoinedStr) else None
         if isinstance(text, str) and DOTTED.match(text) and text.split(".", 1)[0] in internal:
             facts.strings.append((node.lineno, text))
-        if isinstance(node, ast.Call):
-            _kernel_call(node, facts)
     quiet = never_evaluated(tree)
     for msg in flakes.Checker(tree, filename=module).messages:
         if isinstance(msg, UNDEFINED) and (msg.lineno, msg.col) not in quiet:
@@ -104,7 +95,7 @@ def extract(source: bytes, module: str, is_package: bool, internal: frozenset[st
     return facts
 
 
-def _module_texts(tree: ast.Module) -> dict[str, str]:
+def module_texts(tree: ast.Module) -> dict[str, str]:
     """Module-level names bound once, to a string (`_KDA_PACKAGE = "sglang.kernels.kda_kernels"`), by a
     statement of the module's own body; a name bound anywhere else at module level is no constant."""
     counts: Counter[str] = Counter()
@@ -119,7 +110,7 @@ def _module_texts(tree: ast.Module) -> dict[str, str]:
             and counts[stmt.targets[0].id] == 1}
 
 
-def _joined(node: ast.JoinedStr, texts: dict[str, str], wildcard: str | None = None) -> str | None:
+def joined(node: ast.JoinedStr, texts: dict[str, str], wildcard: str | None = None) -> str | None:
     """An f-string's text when every field is a module string constant (`f"{_KDA_PACKAGE}.sm120_fp8:f"`);
     with `wildcard`, any other field reads as it ("quant.{name}" → "quant.*"); else None."""
     out = []
@@ -134,32 +125,6 @@ def _joined(node: ast.JoinedStr, texts: dict[str, str], wildcard: str | None = N
         else:
             return None
     return "".join(out)
-
-
-_KERNEL_REQUESTS = ("get_kernel", "select_kernel")
-
-
-def _kernel_call(node: ast.Call, facts: FileFacts) -> None:
-    """Record a kernel registry request or record (FileFacts.kernel_requests / kernel_records)."""
-    func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-    keywords = {k.arg: k.value for k in node.keywords if k.arg}
-    if func in _KERNEL_REQUESTS:
-        op = node.args[0] if node.args else keywords.get("op")
-        backend = node.args[1] if len(node.args) > 1 else keywords.get("backend")
-        if isinstance(op, ast.Constant) and isinstance(op.value, str):
-            facts.kernel_requests.append((node.lineno, op.value, _backend(backend)))
-    elif func == "KernelSpec":
-        op = keywords.get("op")
-        if isinstance(op, ast.Constant) and isinstance(op.value, str):
-            facts.kernel_records.append((op.value, _backend(keywords.get("backend"))))
-        elif isinstance(op, ast.JoinedStr):
-            facts.kernel_records.append((_joined(op, {}, "*") or "*", _backend(keywords.get("backend"))))
-        elif op is not None:
-            facts.kernel_records.append(("*", _backend(keywords.get("backend"))))  # any op: cannot tell
-
-
-def _backend(node: ast.expr | None) -> str:
-    return node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def _is_type_checking(test: ast.expr) -> bool:

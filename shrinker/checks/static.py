@@ -4,21 +4,21 @@ Every finding has a key that does not depend on line numbers (file, kind, target
 is a regression only when upstream does not have the same key as often (upstream itself has a few
 broken references, e.g. optional private modules). Imports inside try/except ImportError are
 allowed to be missing: they are listed as notes, not failures. `self_attributes`: a `self.X` read
-that no code of the tree sets X for (shrinker/checks/attributes.py). `kernel_ops`: a kernel the code asks
-the registry for by name (`get_kernel("gemm.qwen3x_nvfp4", KernelBackend.KDA)`) that no `KernelSpec` of the
-tree registers: the call raises KeyError where upstream dispatched (or declined) it.
+that no code of the tree sets X for (shrinker/checks/attributes.py). `kernel_ops`: a key kept code asks a
+`records` inventory of the rules for (`get_kernel("gemm.qwen3x_nvfp4", ...)`) that no record of the tree
+serves (shrinker/checks/inventory_keys.py): the call raises KeyError where upstream dispatched it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 
 from shrinker.graph.stdlib import STDLIB
 from shrinker.upstream.distributions import declared_distributions, load_index, provided_by
 from shrinker.checks.attributes import unset_attributes
 from shrinker.checks.facts import FileFacts
+from shrinker.checks.inventory_keys import unserved_asks
 from shrinker.checks.platform_names import split_undefined, split_unset
 from shrinker.checks.tree import SourceTree
 
@@ -80,7 +80,10 @@ class _Resolver:
         return self.tree.has(parent) and self.provides(parent, last)
 
 
-def collect(tree: SourceTree, facts: dict[str, FileFacts], dist_map: dict[str, list[str]]) -> StaticFindings:
+def collect(tree: SourceTree, facts: dict[str, FileFacts], dist_map: dict[str, list[str]],
+            registries=()) -> StaticFindings:
+    """The static findings of one tree; `registries`: the rules' registries (kernel_ops reads their
+    `records` inventories)."""
     out = StaticFindings()
     resolver = _Resolver(tree, facts)
     internal = tree.top_packages
@@ -116,7 +119,7 @@ def collect(tree: SourceTree, facts: dict[str, FileFacts], dist_map: dict[str, l
             out.counts["undefined_names"]["uses"] += 1
             out.by_check["undefined_names"].append(
                 Finding((rel, "undefined", undefined), f"{rel}:{line} undefined name {undefined!r} ({kind})"))
-    _check_kernel_ops(tree, facts, out)
+    _check_kernel_ops(tree, facts, out, registries)
     out.counts["self_attributes"]["classes"] = sum(len(f.classes) for f in facts.values())
     for module, line, cls, attr, instances in unset_attributes(facts):
         rel = tree.rel(module)
@@ -127,18 +130,15 @@ def collect(tree: SourceTree, facts: dict[str, FileFacts], dist_map: dict[str, l
     return out
 
 
-def _check_kernel_ops(tree: SourceTree, facts: dict[str, FileFacts], out: StaticFindings) -> None:
-    records = {record for f in facts.values() for record in f.kernel_records}
-    for name, f in sorted(facts.items()):
-        rel = tree.rel(name)
-        for line, op, backend in f.kernel_requests:
-            out.counts["kernel_ops"]["requests"] += 1
-            if not any(fnmatchcase(op, pattern) and (not backend or not registered or registered == backend)
-                       for pattern, registered in records):
-                wanted = f"{op!r} ({backend})" if backend else repr(op)
-                out.by_check["kernel_ops"].append(Finding(
-                    (rel, "unregistered-kernel", op, backend),
-                    f"{rel}:{line} asks the kernel registry for {wanted}, which no KernelSpec of the tree registers"))
+def _check_kernel_ops(tree: SourceTree, facts: dict[str, FileFacts], out: StaticFindings, registries) -> None:
+    asks, unserved = unserved_asks(tree, facts, registries)
+    out.counts["kernel_ops"]["asks"] = asks
+    for ask in unserved:
+        module, _, line = ask.where.rpartition(":")
+        rel = tree.rel(module)
+        out.by_check["kernel_ops"].append(Finding(
+            (rel, "unserved-key", ask.registry, ask.key),
+            f"{rel}:{line} asks {ask.registry} for {ask.key!r}, which no record of the tree serves"))
 
 
 def split_platform(check: str, new: list[Finding], upstream_root, rules) -> tuple[list[Finding], list[str]]:
@@ -201,8 +201,9 @@ def static_gate(tree, upstream_root=None, *, jobs: int = 2, later: frozenset[str
     pruned, upstream = SourceTree.load(Path(tree)), SourceTree.load(Path(upstream_root))
     facts_pr, facts_up = tree_facts(pruned, jobs=jobs), tree_facts(upstream, jobs=jobs)  # before the index:
     dist_map = load_index(Path(upstream_root), rules.requirements.target if rules else {}).import_map  # apply prefetches it
-    found_pr = collect(pruned, facts_pr, dist_map)
-    found_up = collect(upstream, facts_up, dist_map)
+    registries = rules.registries if rules else ()
+    found_pr = collect(pruned, facts_pr, dist_map, registries)
+    found_up = collect(upstream, facts_up, dist_map, registries)
     out = {}
     for check in STATIC_CHECKS:
         new, _ = split_platform(check, regressions(found_pr.by_check[check], found_up.by_check[check]),

@@ -22,6 +22,7 @@ from shrinker.graph.reexports import defining_modules
 @dataclass
 class KeyAsks:
     asked: set[str] = field(default_factory=set)  # keys some call asks for with a literal
+    where: dict[str, list[str]] = field(default_factory=dict)  # key -> "module:line" of each literal ask
     computed: list[str] = field(default_factory=list)  # "module:line" of each ask with a computed key
 
 
@@ -89,6 +90,7 @@ def key_asks(tree: Path, module_path: dict[str, str], origins: dict[str, dict[st
             first = node.args[0] if node.args else None
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 asks.asked.add(first.value)
+                asks.where.setdefault(first.value, []).append(f"{module}:{node.lineno}")
             else:
                 asks.computed.append(f"{module}:{node.lineno}")
     return asks

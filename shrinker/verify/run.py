@@ -139,9 +139,10 @@ def verify_tree(tree: Path, upstream_root: Path, *, checks: Sequence[str] | None
             from shrinker.rules.load import load_rules
 
             # import names -> distributions as upstream's declared wheels provide them (never what is installed)
-            dist_map = load_index(upstream_tree.root, (rules or load_rules(profile)).requirements.target).import_map
-            found_up = static.collect(upstream_tree, facts_up, dist_map)
-            found_pr = static.collect(pruned_tree, facts_pr, dist_map)
+            rules = rules or load_rules(profile)
+            dist_map = load_index(upstream_tree.root, rules.requirements.target).import_map
+            found_up = static.collect(upstream_tree, facts_up, dist_map, rules.registries)
+            found_pr = static.collect(pruned_tree, facts_pr, dist_map, rules.registries)
         for check in (c for c in STATIC if c in wanted):
             new = static.regressions(found_pr.by_check[check], found_up.by_check[check])
             notes = list(found_pr.notes[check])

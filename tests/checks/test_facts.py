@@ -65,25 +65,12 @@ class K:
     assert refs == {"a": True, "b": True, "d": False, "e": False, "f": False, "g": False, "h": False, "i": True}
 
 
-KERNELS = b'''_KDA = "sglang.kernels.kda"
-register_kernel(KernelSpec(op="gemm.q", backend=KernelBackend.KDA, target=f"{_KDA}.qgemm:try_q"))
-for name in ("a", "b"):
-    register_kernel(KernelSpec(op=f"quant.{name}", backend=backend, target="sglang.kernels.m:f"))
 
-
-def try_q(x):
-    return get_kernel("gemm.q", KernelBackend.KDA)(x)
-
-
-def other():
-    get_kernel(HUB_REPO, revision=1)  # the `kernels` hub package: not the registry
-    return select_kernel(op="quant.a")
-'''
-
-
-def test_kernel_requests_and_records() -> None:
-    facts = extract(KERNELS, "sglang.kernels.ops.gemm", True, frozenset({"sglang"}))
-    assert sorted(facts.kernel_requests) == [(8, "gemm.q", "KDA"), (13, "quant.a", "")]
-    assert facts.kernel_records == [("gemm.q", "KDA"), ("quant.*", "")]
-    # an f-string built from a module string constant names its module like the literal would
-    assert (2, "sglang.kernels.kda.qgemm:try_q") in facts.strings
+def test_fstring_built_from_a_module_string_constant_names_its_module() -> None:
+    source = (b'_KDA = "sglang.kernels.kda"\n_TWICE = "sglang.a"\n_TWICE = "sglang.b"\n'
+              b'register_kernel(KernelSpec(op="gemm.q", target=f"{_KDA}.qgemm:try_q"))\n'
+              b'register_kernel(KernelSpec(op="gemm.t", target=f"{_TWICE}.m:f"))\n')
+    strings = extract(source, "sglang.kernels.ops.gemm", True, frozenset({"sglang"})).strings
+    # the literal would name its module; a name bound twice is no constant
+    assert (4, "sglang.kernels.kda.qgemm:try_q") in strings
+    assert not any(text.endswith(".m:f") for _, text in strings)

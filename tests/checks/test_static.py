@@ -140,28 +140,36 @@ def test_facts_are_cached_by_content(trees, monkeypatch):
     assert parsed == ["sglang.srt.layers.helper_ops"]
 
 
+
 def test_a_kernel_asked_for_that_no_record_registers(tmp_path):
     """0.5.23: the KDA records went with their modules while `try_qwen3x_nvfp4_gemm` stayed (KeyError)."""
+    from shrinker.checks.facts import extract
     from shrinker.checks.static import collect
     from shrinker.checks.tree import SourceTree
-    from shrinker.checks.facts import extract
+    from shrinker.rules.load import load_rules
 
-    ops = tmp_path / "python/sglang/kernels/ops"
-    ops.mkdir(parents=True)
+    kernels = tmp_path / "python/sglang/kernels"
+    (kernels / "ops").mkdir(parents=True)
     (tmp_path / "python/sglang/__init__.py").write_text("")
-    (tmp_path / "python/sglang/kernels/__init__.py").write_text("")
-    (ops / "__init__.py").write_text(
-        'register_kernel(KernelSpec(op="gemm.a", backend=KernelBackend.JIT, target="sglang.kernels.ops:f"))\n'
-        "def f(x):\n    return x\n"
-        "def use(x):\n"
-        '    get_kernel("gemm.a", KernelBackend.JIT)(x)\n'
+    (kernels / "__init__.py").write_text("")
+    (kernels / "selector.py").write_text("def get_kernel(op, backend=None):\n    return op\n")
+    (kernels / "ops/__init__.py").write_text(
+        "from sglang.kernels.selector import get_kernel\n"
+        'register_kernel(KernelSpec(op="gemm.a", target="sglang.kernels.ops:f"))\n'
+        "for name in NAMES:\n"
+        '    register_kernel(KernelSpec(op=f"quant.{name}", target="sglang.kernels.ops:f"))\n'
+        "def f(x):\n    return KernelSpec(op=x.op)  # a computed key serves no literal ask\n"
+        "def use(x, hub):\n"
         '    get_kernel("gemm.a")(x)\n'
-        '    return get_kernel("gemm.q", KernelBackend.KDA)(x)\n')
+        '    get_kernel("quant.fp8")(x)\n'
+        '    hub.get_kernel("gemm.hub")  # not the registry\'s lookup\n'
+        '    return get_kernel("gemm.q")(x)\n')
     tree = SourceTree.load(tmp_path)
     facts = {name: extract(m.path.read_bytes(), name, m.kind == "package", frozenset({"sglang"}))
              for name, m in tree.modules.items() if m.path.suffix == ".py"}
-    found = collect(tree, facts, {})
+    found = collect(tree, facts, {}, load_rules("deepseek").registries)
     assert [f.text for f in found.by_check["kernel_ops"]] == [
-        "python/sglang/kernels/ops/__init__.py:7 asks the kernel registry for 'gemm.q' (KDA), "
-        "which no KernelSpec of the tree registers"]
-    assert found.counts["kernel_ops"]["requests"] == 3
+        "python/sglang/kernels/ops/__init__.py:11 asks kernel_ops for 'gemm.q', which no record of the tree serves"]
+    assert found.counts["kernel_ops"]["asks"] == 3
+    # without the rules' inventories there is nothing to check
+    assert collect(tree, facts, {}).by_check["kernel_ops"] == []
