@@ -15,7 +15,7 @@ from shrinker.graph.records import (
     CLASS, FUNCTION, MODULE, DictEntry, DictLiteral, FileFacts, ImportRecord, StringRef, Where)
 
 # Bump when FileFacts' meaning changes: old cache entries are then ignored.
-PARSER_VERSION = "10"
+PARSER_VERSION = "11"
 
 _EMPTY = cst.Module(body=[])
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -159,8 +159,13 @@ class _Walker:
 
     # -- positions -------------------------------------------------------------------------
     def _line_of(self, text: str) -> int:
-        probe = text.strip().splitlines()[0] if text.strip() else ""
-        idx = self.source.find(probe, self.cursor) if probe else -1
+        # the whole statement first: statements that start alike (`register_kernel(`, one record after
+        # another) would all take the first one's line
+        whole = text.strip()
+        idx = self.source.find(whole, self.cursor) if "\n" in whole else -1
+        if idx < 0:
+            probe = whole.splitlines()[0] if whole else ""
+            idx = self.source.find(probe, self.cursor) if probe else -1
         if idx < 0:
             return self.line_at_cursor
         self.line_at_cursor += self.source.count("\n", self.cursor, idx)

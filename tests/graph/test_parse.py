@@ -118,6 +118,13 @@ def test_an_fstring_built_from_a_module_string_constant_names_a_module():
     assert not any(s.target.endswith(".m") for s in f.strings)
 
 
+def test_statements_that_start_alike_keep_their_own_lines():
+    src = ('register_kernel(\n    KernelSpec(op="a", target="pkg.one:f")\n)\n'
+           'register_kernel(\n    KernelSpec(op="b", target="pkg.two:f")\n)\n')
+    f = facts(src, module="pkg.ops", is_package=True)
+    assert {s.target: s.line for s in f.strings} == {"pkg.one": 1, "pkg.two": 4}
+
+
 def test_registry_shapes_entry_class_and_dicts():
     src = (
         'EntryClass = [A, B]\n'
