@@ -13,11 +13,14 @@ What makes it exact (each checked, else the attribute is left alone):
 - in its file every occurrence of the word is `self.X` inside one class's methods (no class attribute,
   property, string, `getattr`, nested class), and the file never writes attributes by name
   (`setattr(self`, `__dict__`, `vars(self)`);
-- exactly one live store, a plain `self.X = value` in that class's `__init__`, on the path every call
-  runs: at its top, or inside `if` branches whose tests fold to a constant (the others are dead and go
-  in this run), never in a loop, `with`, `try` or an undecided `if`; no `return` in `__init__` and no
-  read of `self.X` in `__init__` before the store (upstream would raise AttributeError there);
-- the value folds, free of side effects, to True, False or None.
+- exactly one live store, a plain `self.X = value` (or `self.X: T = value`) in that class's `__init__`, on
+  the path every call runs: at its top, or inside `if` branches whose tests fold to a constant (the others
+  are dead and go in this run), never in a loop, `with`, `try` or an undecided `if`; no `return` in
+  `__init__` and no read of `self.X` in `__init__` before the store (upstream would raise AttributeError
+  there);
+- the value folds, free of side effects, to True, False or None; any other store, in `__init__` or another
+  method, is a plain store of the same constant (0.5.23's unquant: `self._aiter_runner: Optional[MoeRunner]
+  = None` in `__init__` and again in `create_moe_runner`): storing it again changes nothing.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ class _Use:
     method: Optional[str]  # that class's method it is in; None in a nested function or lambda's own scope
     order: int  # traversal order, to tell a read before the store from one after
     store: bool = False
-    simple_store: Optional[cst.Assign] = None  # the `self.X = value` it is the one target of
+    simple_store: Optional[cst.Assign | cst.AnnAssign] = None  # the `self.X = value` it is the one target of
 
 
 class _Scan(TargetVisitor):
@@ -58,7 +61,7 @@ class _Scan(TargetVisitor):
         self._classes: list[str] = []
         self._functions: list[tuple[int, str]] = []  # (class depth, name)
         self._targets: set[int] = set()
-        self._simple: dict[int, cst.Assign] = {}
+        self._simple: dict[int, cst.Assign | cst.AnnAssign] = {}
         self._order = 0  # `self.X` nodes seen so far
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -94,6 +97,11 @@ class _Scan(TargetVisitor):
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute):
             self._simple[id(node.targets[0].target)] = node
 
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        super().visit_AnnAssign(node)
+        if node.value is not None and isinstance(node.target, cst.Attribute):
+            self._simple[id(node.target)] = node
+
     def target(self, node: cst.CSTNode) -> None:
         self._targets.update(id(n) for n in cst.matchers.findall(node, cst.matchers.Attribute()))
 
@@ -119,7 +127,7 @@ def _live_stores(init: cst.FunctionDef, folder: "Folder") -> tuple[set[int], set
     dead: set[int] = set()
 
     def mark_dead(node: cst.CSTNode) -> None:
-        dead.update(id(a) for a in cst.matchers.findall(node, cst.matchers.Assign()))
+        dead.update(id(a) for a in cst.matchers.findall(node, cst.matchers.Assign() | cst.matchers.AnnAssign()))
 
     def walk(block: cst.BaseSuite, alive: bool) -> None:
         if not alive:
@@ -127,7 +135,7 @@ def _live_stores(init: cst.FunctionDef, folder: "Folder") -> tuple[set[int], set
             return
         for stmt in block.body if isinstance(block, cst.IndentedBlock) else [block]:
             if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-                live.update(id(small) for small in stmt.body if isinstance(small, cst.Assign))
+                live.update(id(small) for small in stmt.body if isinstance(small, (cst.Assign, cst.AnnAssign)))
             elif isinstance(stmt, cst.If):
                 if_chain(stmt, True)
 
@@ -191,13 +199,13 @@ def attribute_constants(tree: cst.Module, folder: "Folder", single_file_words: O
         live, dead = _live_stores(init, folder)
         live_stores = [u for u in stores if id(u.simple_store) in live]
         others = [u for u in stores if id(u.simple_store) not in live and id(u.simple_store) not in dead]
-        if len(live_stores) != 1 or others:
+        if len(live_stores) != 1:
             continue
         store = live_stores[0]
         if any(u.method == "__init__" and not u.store and u.order < store.order for u in uses):
             continue  # read before it is set: upstream raises there
         value = _constant(store.simple_store.value, folder)
-        if value is not _UNKNOWN:
+        if value is not _UNKNOWN and all(_constant(u.simple_store.value, folder) is value for u in others):
             found[name] = value  # type: ignore[assignment]
     return found
 

@@ -906,12 +906,12 @@ class PredicateScope:
         result, dropped = drop_unread_constants(updated_node, local)
         if dropped:
             self.count("constants_dropped", dropped)
-        if result.name.value == "__init__" and self.folder.attribute_constants and self.DROPS_ATTRIBUTE_STORES:
+        if self.folder.attribute_constants and self.DROPS_ATTRIBUTE_STORES:
             result = self._drop_attribute_stores(result)
         return result
 
     def drop_unread_attribute_stores(self, module: cst.Module) -> cst.Module:
-        """`module` without the `__init__` stores of the attribute constants no `self.X` reads any more."""
+        """`module` without the stores of the attribute constants no `self.X` reads any more."""
         if not self.folder.attribute_constants:
             return module
         unread = frozenset(self.folder.attribute_constants) - read_attributes(module)
@@ -919,27 +919,31 @@ class PredicateScope:
             return module
         scope = self
 
-        class _Inits(cst.CSTTransformer):
+        class _Methods(cst.CSTTransformer):
             def leave_FunctionDef(self, original_node, updated_node):
-                return scope._drop_attribute_stores(updated_node, unread) if updated_node.name.value == "__init__" \
-                    else updated_node
+                return scope._drop_attribute_stores(updated_node, unread)
 
-        return module.visit(_Inits())
+        return module.visit(_Methods())
 
     def _drop_attribute_stores(self, init: cst.FunctionDef, names=None) -> cst.FunctionDef:
-        """`__init__` without the top-level stores of its attribute constants (every read folded), or of
-        `names` among them."""
+        """A method (`__init__`, or another that stores the same constant again) without the top-level
+        stores of its attribute constants (every read folded), or of `names` among them."""
         if not isinstance(init.body, cst.IndentedBlock):
             return init
         names = self.folder.attribute_constants if names is None else names
 
         def is_store(stmt: cst.BaseStatement) -> bool:
-            return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
-                    and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1
-                    and isinstance(target := stmt.body[0].targets[0].target, cst.Attribute)
-                    and isinstance(target.value, cst.Name) and target.value.value == "self"
-                    and target.attr.value in names
-                    and self.folder.pure(stmt.body[0].value))
+            if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+                return False
+            small = stmt.body[0]
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                target = small.target
+            else:
+                return False
+            return (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "self" and target.attr.value in names and self.folder.pure(small.value))
 
         kept = [s for s in init.body.body if not is_store(s)]
         if len(kept) == len(init.body.body):

@@ -213,3 +213,44 @@ def test_dead_branches_alone_decides_tests_but_keeps_the_store_for_other_reads()
     result = transform_source(only_tests, path="sglang/srt/x.py", module="sglang.srt.x",
                               inputs=inputs(frozenset({"is_minimax_m3"})), codemods=["remove_dead_branches"])
     assert "is_minimax_m3" not in result.code, result.code
+
+
+def test_an_annotated_store_made_again_with_the_same_constant() -> None:
+    # 0.5.23 quantization/unquant.py: `self._aiter_runner: Optional[MoeRunner] = None` in __init__ and again at the
+    # end of create_moe_runner; every read folds, both stores go
+    code = textwrap.dedent('''\
+        class Method:
+            def __init__(self):
+                self.runner: Optional[MoeRunner] = None
+                self._aiter_runner: Optional[MoeRunner] = None
+
+            def create_moe_runner(self, cfg):
+                self.runner = MoeRunner(cfg)
+                # aiter CK fused-MoE only supports some shapes
+                self._aiter_runner: Optional[MoeRunner] = None
+
+            def backend(self):
+                runner = self._aiter_runner if self._aiter_runner is not None else self.runner
+                return runner.backend
+
+            def apply(self, x):
+                if self._aiter_runner is not None:
+                    return self._aiter_runner.run(x)
+                return self.runner.run(x)
+        ''')
+    out = run(code, frozenset({"_aiter_runner"}))
+    assert "_aiter_runner" not in out, out
+    assert "runner = self.runner\n" in out and "return self.runner.run(x)" in out
+    assert run(out, frozenset({"_aiter_runner"})) == out
+    # a second store of another value keeps the attribute a variable
+    _unchanged_reads('''
+        class A:
+            def __init__(self):
+                self.gpt_oss_mode: bool = False
+
+            def enable(self):
+                self.gpt_oss_mode: bool = True
+
+            def f(self):
+                return 1 if self.gpt_oss_mode else 2
+        ''')
