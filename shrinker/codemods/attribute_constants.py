@@ -120,6 +120,48 @@ def read_attributes(tree: cst.Module) -> set[str]:
     return {name for name, uses in scan.uses.items() if any(not use.store for use in uses)}
 
 
+_READ_BY_NAME = re.compile(r"getattr\(|__dict__|vars\(")
+
+
+def unread_attributes(tree: cst.Module, single_file_words: Optional[frozenset[str]], names: re.Pattern,
+                      predicates: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Attributes named by the platform vocabulary, another model family or a predicate rule
+    (`use_fused_clamp_act_mul`, a ROCm-only flag) that `tree` only ever stores, as
+    plain `self.X = value` statements in methods, and that no other file names (0.5.23's deepseek_v2
+    `self.use_fused_clamp_act_mul = False`, once its one read folded in an earlier run): nothing can read
+    them, so their stores with a pure value go (fold_platform's drop_unread_attribute_stores). A file that
+    reads attributes by name (`getattr(`, `__dict__`, `vars(`) keeps all of them."""
+    if not single_file_words or _READ_BY_NAME.search(tree.code):
+        return frozenset()
+    scan = _Scan()
+    tree.visit(scan)
+    occurrences = _occurrences(tree)
+    return frozenset(
+        name for name, uses in scan.uses.items()
+        if name in single_file_words and (names.search(name) or name in predicates) and occurrences.get(name) == len(uses)
+        and all(u.store and u.simple_store is not None and u.method is not None for u in uses))
+
+
+def _occurrences(tree: cst.Module) -> dict[str, int]:
+    """How often each word stands in the code as a name or an attribute, or inside a string literal."""
+    counts: dict[str, int] = {}
+
+    class _Words(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            counts[node.value] = counts.get(node.value, 0) + 1
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            for word in re.findall(r"\w+", node.value):
+                counts[word] = counts.get(word, 0) + 1
+
+        def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+            for word in re.findall(r"\w+", node.value):
+                counts[word] = counts.get(word, 0) + 1
+
+    tree.visit(_Words())
+    return counts
+
+
 def _live_stores(init: cst.FunctionDef, folder: "Folder") -> tuple[set[int], set[int]]:
     """Ids of the Assign statements on `__init__`'s path every call runs, and of those in dead branches
     (the ones under a loop, `with`, `try` or an undecided `if` are in neither: conditional)."""

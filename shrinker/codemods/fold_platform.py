@@ -48,7 +48,7 @@ from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
 from shrinker.rules.patterns import name_glob_regex
 from shrinker.rules.parameters import fixed_values
-from shrinker.codemods.attribute_constants import attribute_constants, read_attributes
+from shrinker.codemods.attribute_constants import attribute_constants, read_attributes, unread_attributes
 from shrinker.codemods.bindings import BindingCounts, TargetVisitor
 from shrinker.codemods.constant_calls import constant_calls, constant_words
 from shrinker.graph.constant_functions import ConstantReturn
@@ -814,6 +814,7 @@ class PredicateScope:
         self._function_constants: dict[str, dict[str, bool]] = {}  # qualname -> its local constants
         self._outer_constants: list[dict[str, bool]] = []  # the folder's constants outside each function
         self._served_locals: dict[str, dict[str, ServedLocal]] = {}  # qualname -> its served locals
+        self._unread_attributes: frozenset[str] = frozenset()  # attributes only ever stored (unread_attributes)
         self._outer_served: list[dict[str, ServedLocal]] = []  # the folder's served locals outside each function
 
     def _param_value(self, name: str) -> Optional[bool]:
@@ -846,6 +847,9 @@ class PredicateScope:
                                                       self._served_locals)
         self.folder.attribute_constants = attribute_constants(before, self.folder, self.inputs.single_file_words,
                                                               attribute_vocabulary(self.inputs.rules))
+        self._unread_attributes = unread_attributes(
+            tree, self.inputs.single_file_words, attribute_vocabulary(self.inputs.rules),
+            frozenset(p.name for p in self.inputs.rules.platform.predicates if p.value is False))
         self.folder.constant_calls, self.folder.constant_methods = constant_calls(
             tree, module or "", package, self.inputs, self.folder)
         self.folder.called_methods = self.inputs.called_methods or {}
@@ -911,10 +915,11 @@ class PredicateScope:
         return result
 
     def drop_unread_attribute_stores(self, module: cst.Module) -> cst.Module:
-        """`module` without the stores of the attribute constants no `self.X` reads any more."""
-        if not self.folder.attribute_constants:
-            return module
-        unread = frozenset(self.folder.attribute_constants) - read_attributes(module)
+        """`module` without the stores of the attribute constants no `self.X` reads any more, and of the
+        attributes nothing could ever read (attribute_constants.unread_attributes)."""
+        unread = self._unread_attributes
+        if self.folder.attribute_constants:
+            unread |= frozenset(self.folder.attribute_constants) - read_attributes(module)
         if not unread:
             return module
         scope = self

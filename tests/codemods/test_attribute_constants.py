@@ -254,3 +254,45 @@ def test_an_annotated_store_made_again_with_the_same_constant() -> None:
             def f(self):
                 return 1 if self.gpt_oss_mode else 2
         ''')
+
+
+def test_stores_nothing_can_read_go() -> None:
+    # 0.5.23 models/deepseek_v2.py and deepseek_v4.py: `self.use_fused_clamp_act_mul = False` once its read folded
+    # in an earlier run, `self.use_npu_arch35_mxfp8_wo_a = False` that nothing in the tree reads
+    code = textwrap.dedent('''\
+        class MLP:
+            def __init__(self, hidden_act):
+                self.act_fn = SiluAndMul()
+                self.use_fused_clamp_act_mul = False
+                # NPU arch35 runs wo_a as a batched MXFP8 GEMM (use_npu_arch35_mxfp8_wo_a)
+                self.use_npu_arch35_mxfp8_wo_a = False
+                self.use_aiter_fp8_per_token = envs.SGLANG_USE_AITER_FP8_PER_TOKEN.get()
+                self.use_aiter_runner = build_runner(hidden_act)
+
+            def forward(self, x):
+                return self.act_fn(x)
+        ''')
+    words = frozenset({"use_fused_clamp_act_mul", "use_npu_arch35_mxfp8_wo_a", "use_aiter_fp8_per_token",
+                       "use_aiter_runner"})
+    out = run(code, words)
+    assert "self.use_fused_clamp_act_mul" not in out and "self.use_npu_arch35_mxfp8_wo_a = False" not in out, out
+    assert "self.use_aiter_fp8_per_token" not in out  # an environment read is pure
+    assert "self.use_aiter_runner = build_runner(hidden_act)" in out  # a call may do something: it stays
+    assert run(out, words) == out
+    # named by another file, read by name, or read through another object: kept
+    assert "self.use_fused_clamp_act_mul = False" in run(code, words - {"use_fused_clamp_act_mul"})
+    by_name = code + "\n    def get(self, k):\n        return getattr(self, k)\n"
+    assert "self.use_fused_clamp_act_mul = False" in run(by_name, words)
+    # (a predicate's or the vocabulary's name folds wherever it is read; a family's name is read as written)
+    family = textwrap.dedent('''\
+        class Chat:
+            def __init__(self):
+                self.gpt_oss_mode = False
+                if is_hip():
+                    self.rocm = True
+
+        def f(chat):
+            return chat.gpt_oss_mode
+        ''')
+    assert "self.gpt_oss_mode = False" in run(family, frozenset({"gpt_oss_mode"}))
+    assert "self.gpt_oss_mode" not in run(family.split("\ndef f")[0], frozenset({"gpt_oss_mode"}))
