@@ -102,3 +102,34 @@ def test_a_finding_whose_line_moved_into_another_definition_is_found_by_its_name
     findings = ["[removed names still used] python/pkg/fp8.py:3: npu_format_cast from removed module m is still used"]
     standing, deferred = defer_dead_functions(findings, tmp_path)
     assert standing == [] and "_npu_only in python/pkg/fp8.py" in deferred[0]
+
+
+OPS = '''from pkg.selector import get_kernel
+
+
+def causal_conv1d_fwd(x):
+    return get_kernel("mamba.causal_conv1d_fwd")(x)
+
+
+__all__ = ["causal_conv1d_fwd"]
+'''
+
+
+def test_a_same_named_function_elsewhere_and_its_own_key_keep_nothing_alive(tmp_path):
+    # 0.5.23 batch 6: kernels/ops/mamba's records went with their kernels' module; its wrappers ask for
+    # their keys until the dead-symbol batch; sgl_kernel has (and exports) another causal_conv1d_fwd
+    write_module(tmp_path, "ops.py", OPS)
+    (tmp_path / "sgl-kernel/python/sgl_kernel").mkdir(parents=True)
+    (tmp_path / "sgl-kernel/python/sgl_kernel/__init__.py").write_text(
+        'from sgl_kernel.mamba import causal_conv1d_fwd\n\n_DEBUG_EXPORT_NAMES = ["causal_conv1d_fwd"]\n'
+        '__all__ = ["causal_conv1d_fwd"]\n')
+    findings = ["[kernel_ops] python/pkg/ops.py:5 asks kernel_ops for 'mamba.causal_conv1d_fwd', "
+                "which no record of the tree serves"]
+    standing, deferred = defer_dead_functions(findings, tmp_path)
+    assert standing == [] and "causal_conv1d_fwd in python/pkg/ops.py" in deferred[0]
+    for user in ("from pkg.ops import causal_conv1d_fwd\n",  # imported by name
+                 "from pkg import ops\n\nops.causal_conv1d_fwd(1)\n",  # through its module
+                 "from pkg.ops import *\n",  # __all__ is what a star import binds
+                 'import importlib\n\nT = "pkg.ops:causal_conv1d_fwd"\n'):  # a target string
+        write_module(tmp_path, "user.py", user)
+        assert defer_dead_functions(findings, tmp_path) == (findings, []), user
