@@ -58,7 +58,8 @@ from shrinker.rules.predicates import (architecture_compare, architecture_substr
                                        held_removed,
                                        device_probe, device_probe_patterns, env_flag_name, held_words,
                                        model_type_words, served_words,
-                                       never_compare, other_devices_only, platform_attribute_probe,
+                                       never_compare, other_devices_only, platform_attribute_default,
+                                       platform_attribute_probe,
                                        platform_fact, platform_name, vocabulary_patterns)
 
 # Python builtins (and os env readers) whose calls have no side effects worth keeping; `frozenset` of
@@ -358,10 +359,11 @@ class Folder:
 
     def _fold_hasattr(self, node: cst.Call) -> Optional[Fold]:
         """`hasattr(pool, "req_to_c128_sidecar")`, an attribute only another platform's objects carry
-        ([platform].attributes): False."""
+        ([platform].attributes): False; `getattr(layer, "aiter_bpreshuffled", False)`: its default."""
         if platform_attribute_probe(node, self.table.platform) is None:
             return None
-        return Fold(constant(False), False, self.pure(node.args[0].value), True)
+        value = platform_attribute_default(node)
+        return Fold(constant(value), value, self.pure(node.args[0].value) and self.pure(node.args[-1].value), True)
 
     def _fold_unset_attribute(self, node: cst.Call) -> Optional[Fold]:
         """`getattr(self, "_kimi_split_gguf_kv_b", False)` of an attribute nothing sets is its default (a

@@ -262,13 +262,29 @@ def platform_name(node: cst.BaseExpression) -> str | None:
 
 
 def platform_attribute_probe(node: cst.Call, platform: Platform) -> str | None:
-    """`hasattr(pool, "req_to_c128_sidecar")` with an attribute of [platform].attributes: the name
-    (such a test is False on CUDA), else None."""
-    if (not isinstance(node.func, cst.Name) or node.func.value != "hasattr" or len(node.args) != 2
-            or any(a.keyword or a.star for a in node.args)):
+    """`hasattr(pool, "req_to_c128_sidecar")` or `getattr(layer, "aiter_bpreshuffled", False)` with an
+    attribute of [platform].attributes: the name, else None. On CUDA such a test is False, such a getattr
+    its default (`platform_attribute_default`)."""
+    if not isinstance(node.func, cst.Name) or any(a.keyword or a.star for a in node.args):
         return None
-    name = _string_value(node.args[1].value)
+    if node.func.value == "hasattr" and len(node.args) == 2:
+        name = _string_value(node.args[1].value)
+    elif node.func.value == "getattr" and len(node.args) == 3 and platform_attribute_default(node) is not None:
+        name = _string_value(node.args[1].value)
+    else:
+        return None
     return name if name in platform.attributes else None
+
+
+def platform_attribute_default(node: cst.Call) -> bool | None:
+    """The literal bool default of `getattr(x, NAME, True/False)` (what it returns where x has no NAME), else
+    None; a hasattr is False."""
+    if isinstance(node.func, cst.Name) and node.func.value == "hasattr":
+        return False
+    default = node.args[2].value if len(node.args) == 3 else None
+    if isinstance(default, cst.Name) and default.value in ("True", "False"):
+        return default.value == "True"
+    return None
 
 
 def platform_fact(node: cst.Attribute, platform: Platform) -> str | None:
@@ -331,7 +347,7 @@ def evaluate(node: cst.BaseExpression, table: PredicateTable, module: str = "",
         if device_probe(node, table.platform, table.strings) is not None:
             return False
         if platform_attribute_probe(node, table.platform) is not None:
-            return False
+            return platform_attribute_default(node)
         name = _name_of(node.func)
         if not name or (node.args and not table.takes_args(name)):
             return None

@@ -198,6 +198,18 @@ def test_a_probe_for_an_attribute_only_another_platform_sets_folds() -> None:
     assert result.code == "def build(params):\n    components = [FULL]\n    return components\n"
 
 
+def test_a_getattr_of_an_attribute_only_another_platform_sets_is_its_default() -> None:
+    # 0.5.23's layers/cp/cp_decode_attn_tp.py: aiter_bpreshuffled is set only by aiter's ROCm weight shuffle
+    source = (
+        "def slice_weights(self, obj, raw):\n"
+        "    if raw is not None and getattr(obj, \"aiter_bpreshuffled\", False):\n"
+        "        raw = self._slice_aiter_bpreshuffled_weight(raw)\n"
+        "    return raw\n")
+    result = run(source, path="sglang/srt/layers/cp/cp_decode_attn_tp.py")
+    assert result.status == "success", result.error
+    assert result.code == "def slice_weights(self, obj, raw):\n    return raw\n"
+
+
 def test_skip_when_nothing_can_change_never_parses() -> None:
     # No trigger word: not even parsed (this text would not parse).
     result = run("def broken(:\n")

@@ -57,6 +57,11 @@ def test_a_probe_for_an_attribute_only_another_platform_sets_is_false():
     assert evaluate_source('not hasattr(pool, "req_to_c128_sidecar")', table) is True
     assert evaluate_source('hasattr(pool, "req_to_token")', table) is None  # an attribute CUDA pools have
     assert evaluate_source('hasattr(pool, "req_to_c128_sidecar")', PredicateTable(PLATFORM)) is None  # no rule
+    # getattr with a literal bool default is that default (0.5.23: `getattr(layer, "aiter_bpreshuffled", False)`)
+    assert evaluate_source('getattr(pool, "req_to_c128_sidecar", False)', table) is False
+    assert evaluate_source('not getattr(pool, "req_to_c128_sidecar", True)', table) is False
+    assert evaluate_source('getattr(pool, "req_to_c128_sidecar", None)', table) is None  # not a bool: stays
+    assert evaluate_source('getattr(pool, "req_to_c128_sidecar")', table) is None  # raises where unset: stays
 
 
 def test_the_planner_reads_a_picked_parser_as_the_codemods_do() -> None:
