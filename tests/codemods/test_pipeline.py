@@ -183,31 +183,30 @@ def test_a_platform_method_whose_callers_another_codemod_took_goes_too() -> None
     assert run_dsv4(result.code).status == "skip"  # idempotent
 
 
-def test_a_probe_for_an_attribute_only_another_platform_sets_folds() -> None:
-    # 0.5.18's mem_cache/registry.py: only the NPU DSV4 pool has req_to_c128_sidecar
-    source = (
-        "def build(params):\n"
-        "    components = [FULL]\n"
-        '    if hasattr(params.req_to_token_pool, "req_to_c128_sidecar"):\n'
-        "        from sglang.srt.hardware_backend.npu.dsv4.c128_sidecar_component import C128SidecarComponent\n"
-        "\n"
-        "        components.append(C128SidecarComponent)\n"
-        "    return components\n")
-    result = run(source, path="sglang/srt/mem_cache/registry.py")
-    assert result.status == "success", result.error
-    assert result.code == "def build(params):\n    components = [FULL]\n    return components\n"
-
-
-def test_a_getattr_of_an_attribute_only_another_platform_sets_is_its_default() -> None:
+@pytest.mark.parametrize("path,source,expected", [
+    # 0.5.18's mem_cache/registry.py: only the NPU DSV4 pool has req_to_c128_sidecar (hasattr is False)
+    ("sglang/srt/mem_cache/registry.py",
+     "def build(params):\n"
+     "    components = [FULL]\n"
+     '    if hasattr(params.req_to_token_pool, "req_to_c128_sidecar"):\n'
+     "        from sglang.srt.hardware_backend.npu.dsv4.c128_sidecar_component import C128SidecarComponent\n"
+     "\n"
+     "        components.append(C128SidecarComponent)\n"
+     "    return components\n",
+     "def build(params):\n    components = [FULL]\n    return components\n"),
     # 0.5.23's layers/cp/cp_decode_attn_tp.py: aiter_bpreshuffled is set only by aiter's ROCm weight shuffle
-    source = (
-        "def slice_weights(self, obj, raw):\n"
-        "    if raw is not None and getattr(obj, \"aiter_bpreshuffled\", False):\n"
-        "        raw = self._slice_aiter_bpreshuffled_weight(raw)\n"
-        "    return raw\n")
-    result = run(source, path="sglang/srt/layers/cp/cp_decode_attn_tp.py")
+    # (getattr with a literal default is that default)
+    ("sglang/srt/layers/cp/cp_decode_attn_tp.py",
+     "def slice_weights(self, obj, raw):\n"
+     '    if raw is not None and getattr(obj, "aiter_bpreshuffled", False):\n'
+     "        raw = self._slice_aiter_bpreshuffled_weight(raw)\n"
+     "    return raw\n",
+     "def slice_weights(self, obj, raw):\n    return raw\n"),
+])
+def test_a_probe_for_an_attribute_only_another_platform_sets_folds(path, source, expected) -> None:
+    result = run(source, path=path)
     assert result.status == "success", result.error
-    assert result.code == "def slice_weights(self, obj, raw):\n    return raw\n"
+    assert result.code == expected
 
 
 def test_skip_when_nothing_can_change_never_parses() -> None:
