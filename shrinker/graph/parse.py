@@ -15,7 +15,7 @@ from shrinker.graph.records import (
     CLASS, FUNCTION, MODULE, DictEntry, DictLiteral, FileFacts, ImportRecord, StringRef, Where)
 
 # Bump when FileFacts' meaning changes: old cache entries are then ignored.
-PARSER_VERSION = "11"
+PARSER_VERSION = "12"
 
 _EMPTY = cst.Module(body=[])
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -127,6 +127,17 @@ class _StringCollector(cst.CSTVisitor):
         for options in pieces:
             targets = [t + o for t in targets for o in options]
         return targets
+
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        # `("sglang.srt.model_executor.model_runner", "LocalSerializedTensor")` (utils/common's unpickle
+        # allowlist, read as getattr(import_module(m), name)) names one attribute of the module, as
+        # "m:Name" would: the module is no more read whole than by that string
+        if len(node.elements) != 2 or any(isinstance(e, cst.StarredElement) for e in node.elements):
+            return
+        module, name = (_str_value(e.value) if isinstance(e.value, cst.SimpleString) else None for e in node.elements)
+        if module and name and ":" not in module and _MODULE_STRING.match(module) and name.isidentifier():
+            if not any(module == found[0] and name == found[2] for found in self.found):
+                self.found.append((module, "mod_attr", name, *self._siblings()))
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         self._module_string(_str_value(node))

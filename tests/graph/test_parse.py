@@ -92,6 +92,24 @@ def test_strings_that_name_modules():
     assert sum(1 for s in f.strings if s.target == "pkg.lazy_mod") == 1
 
 
+def test_a_module_and_name_pair_names_that_attribute():
+    # 0.5.23 utils/common.py's unpickle allowlist: (module, name) pairs read as getattr(import_module(m), name)
+    src = (
+        "_SAFE = {\n"
+        '    ("pkg.patch_torch", "_rebuild_cuda"),\n'
+        '    ("pkg.patch_torch", "_rebuild_npu"),\n'
+        '    ("pkg.runner", "LocalTensor"),\n'
+        "}\n"
+        'OTHER = ("pkg.a", "pkg.b")\n'  # two modules: each a plain module string
+        'NAMES = ("pkg.c", "x", "y")\n'  # not a pair
+    )
+    got = {(s.target, s.kind, s.attr) for s in facts(src, module="pkg.common").strings}
+    assert {("pkg.patch_torch", "mod_attr", "_rebuild_cuda"), ("pkg.patch_torch", "mod_attr", "_rebuild_npu"),
+            ("pkg.runner", "mod_attr", "LocalTensor")} <= got
+    assert not any(t in ("pkg.patch_torch", "pkg.runner") and k == "string" for t, k, _ in got)  # not read whole
+    assert ("pkg.a", "string", "") in got and ("pkg.b", "string", "") in got and ("pkg.c", "string", "") in got
+
+
 def test_a_module_string_records_its_call_s_other_keywords():
     # 0.5.23 kernels/ops/attention: the record's `capabilities` decide whether CUDA ever dispatches it
     src = ('register_kernel(KernelSpec(op="a.f", target="pkg.hip_mod:f",\n'
