@@ -120,7 +120,24 @@ def read_attributes(tree: cst.Module) -> set[str]:
     return {name for name, uses in scan.uses.items() if any(not use.store for use in uses)}
 
 
-_READ_BY_NAME = re.compile(r"getattr\(|__dict__|vars\(")
+_NAMESPACE_READS = re.compile(r"__dict__|\bvars\(")
+_BY_NAME_CALLS = frozenset({"getattr", "hasattr", "attrgetter"})
+
+
+def _reads_by_computed_name(tree: cst.Module) -> bool:
+    """The module may read an attribute whose name it computes: `getattr(self, k)`, `hasattr(x, name)`,
+    `attrgetter(path)` with a name that is not a string literal, or a namespace read (`__dict__`, `vars(`).
+    A literal name (`getattr(layer, "aiter_bpreshuffled", False)`) is a word `_occurrences` counts."""
+    if _NAMESPACE_READS.search(tree.code):
+        return True
+    for call in cst.matchers.findall(tree, cst.matchers.Call()):
+        func = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", None)
+        if func not in _BY_NAME_CALLS:
+            continue
+        names = call.args if func == "attrgetter" else call.args[1:2]
+        if not names or any(a.star or not isinstance(a.value, cst.SimpleString) for a in names):
+            return True
+    return False
 
 
 def unread_attributes(tree: cst.Module, single_file_words: Optional[frozenset[str]], names: re.Pattern,
@@ -130,8 +147,9 @@ def unread_attributes(tree: cst.Module, single_file_words: Optional[frozenset[st
     plain `self.X = value` statements in methods, and that no other file names (0.5.23's deepseek_v2
     `self.use_fused_clamp_act_mul = False`, once its one read folded in an earlier run): nothing can read
     them, so their stores with a pure value go (fold_platform's drop_unread_attribute_stores). A file that
-    reads attributes by name (`getattr(`, `__dict__`, `vars(`) keeps all of them."""
-    if not single_file_words or _READ_BY_NAME.search(tree.code):
+    may read an attribute by a computed name (`getattr(self, k)`, `__dict__`, `vars(`) keeps all of them; a
+    literal name read by getattr counts as an occurrence."""
+    if not single_file_words or _reads_by_computed_name(tree):
         return frozenset()
     scan = _Scan()
     tree.visit(scan)

@@ -283,6 +283,12 @@ def test_stores_nothing_can_read_go() -> None:
     assert "self.use_fused_clamp_act_mul = False" in run(code, words - {"use_fused_clamp_act_mul"})
     by_name = code + "\n    def get(self, k):\n        return getattr(self, k)\n"
     assert "self.use_fused_clamp_act_mul = False" in run(by_name, words)
+    assert "self.use_fused_clamp_act_mul = False" in run(code + "\n    def d(self):\n        return vars(self)\n", words)
+    # a getattr with a literal name reads that name only (0.5.23's deepseek_v2 has 29 such calls)
+    literal = code + '\n    def get(self):\n        return getattr(self, "act_fn", None)\n'
+    assert "self.use_fused_clamp_act_mul" not in run(literal, words)
+    named = code + '\n    def get(self):\n        return getattr(self, "use_fused_clamp_act_mul", False)\n'
+    assert "self.use_fused_clamp_act_mul = False" in run(named, words)
     # (a predicate's or the vocabulary's name folds wherever it is read; a family's name is read as written)
     family = textwrap.dedent('''\
         class Chat:
