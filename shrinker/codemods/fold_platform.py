@@ -1158,7 +1158,7 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
             return None  # simplifying would drop an assignment expression (`(x := f()) or y`)
         return folded.node
 
-    # -- feature set-up calls and constants (a features batch only) ----------------------------
+    # -- registrations of removed modules; feature set-up calls and constants (a features batch only) --
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
                                   updated_node: cst.SimpleStatementLine):
         if len(updated_node.body) != 1:
@@ -1167,13 +1167,15 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._other_devices_record(stmt.value):
             self.count("platform_registrations_removed")
             return cst.RemoveFromParent()
+        if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._registers_removed(stmt.value):
+            # in any batch that deletes modules: the platform batch's npu_memcache left its string naming nothing
+            features = bool(self.inputs.table.features)
+            self.count("feature_registrations_removed" if features else "removed_module_registrations_removed")
+            return cst.RemoveFromParent()
         if not self.inputs.table.features:
             return updated_node
         if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._setup_call(stmt.value):
             self.count("feature_calls_removed")
-            return cst.RemoveFromParent()
-        if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._registers_removed(stmt.value):
-            self.count("feature_registrations_removed")
             return cst.RemoveFromParent()
         if isinstance(stmt, cst.ImportFrom):
             assignments = self._constants(stmt)

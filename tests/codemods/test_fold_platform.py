@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from shrinker.codemods.fold_platform import FoldPlatformPredicates, Folder, platform_tests
+from shrinker.codemods.inputs import CodemodInputs, Removed
 from tests.codemods.helpers import PlatformCodemodTest, deepseek_inputs, removed_parser_inputs
 
 import libcst as cst
@@ -1734,4 +1735,34 @@ class TestEmptyCollections(PlatformCodemodTest):
             """,
             inputs=inputs,
             findings=[],
+        )
+
+
+class TestRegistrationsOfRemovedModules(PlatformCodemodTest):
+    """The platform batch drops a registration that names a module it removed, as the features batch does
+    (0.5.23: `register_backend("npu_memcache", "...npu_memcache_store", ...)` once npu_memcache went)."""
+
+    TRANSFORM = FoldPlatformPredicates
+
+    def test_registration_naming_a_removed_module_goes(self) -> None:
+        inputs = CodemodInputs(rules=deepseek_inputs().rules,
+                               removed=Removed(modules=frozenset({"sglang.srt.mem_cache.storage.npu_memcache"})))
+        self.assertCodemod(
+            """
+            StorageBackendFactory.register_backend(
+                "mooncake", "sglang.srt.mem_cache.storage.mooncake_store.mooncake_store", "MooncakeStore"
+            )
+
+            StorageBackendFactory.register_backend(
+                "npu_memcache",
+                "sglang.srt.mem_cache.storage.npu_memcache.npu_memcache_store",
+                "NpuMemcacheStore",
+            )
+            """,
+            """
+            StorageBackendFactory.register_backend(
+                "mooncake", "sglang.srt.mem_cache.storage.mooncake_store.mooncake_store", "MooncakeStore"
+            )
+            """,
+            inputs=inputs,
         )
