@@ -9,8 +9,9 @@ is only tested against (graph/tested_classes: `isinstance(pool, MiniMaxSparseKVP
 symbol batch, when a pass finds nothing dead, runs `fold_platform` + `remove_dead_imports` +
 `remove_unused_names` over every kept file with the tables read from the tree as it stands (the plan's removals, the platform's predicate table),
 then again over the files a round changed (their own facts moved: an attribute the round made constant), up
-to MAX_ROUNDS; the pass is gated and committed like a symbol pass, and the dead-symbol passes run again on
-what it left.
+to MAX_ROUNDS; then a parameter the rounds left unread leaves its signature and every call
+(`remove_constant_parameters`, as in the last folding batch). The pass is gated and committed like a symbol
+pass, and the dead-symbol passes run again on what it left.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from shrinker.apply.run import BatchOutcome, batch_table, removed_through, run_codemods, tree_inputs
+from shrinker.apply.run import (BatchOutcome, batch_table, parameter_work, removed_through, run_codemods,
+                                tree_constant_parameters, tree_inputs)
 from shrinker.graph.parse import count_lines
 from shrinker.graph.sources import python_sources
 from shrinker.graph.tested_classes import classes_only_tested
@@ -36,6 +38,7 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
     files = sorted(rel for rel, text in python_sources(tree) if _parses(text, rel))
     edited: set[str] = set()
     tested = classes_only_tested(tree)  # a round only removes code: the set stays true, if not whole
+    inputs = None
     for k in range(1, MAX_ROUNDS + 1):
         if not files:
             break
@@ -59,6 +62,17 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
         outcome.lines_removed += sum(count_lines(before[rel].decode(errors="replace"))
                                      - count_lines((tree / rel).read_text(errors="replace")) for rel in files)
         edited |= set(files)
+    if inputs is not None and not failures:
+        # a parameter the rounds left unread (`_input_norm(x, allow_aiter_quant=False)` once the ROCm read in
+        # its body went) leaves its signature and every call, as in the last folding batch
+        inputs.constant_parameters = tree_constant_parameters(tree, rules)
+        work = parameter_work(tree, inputs.constant_parameters)
+        before = {rel: (tree / rel).read_bytes() for files in work.values() for rel in files}
+        findings: list[str] = []
+        outcome.lines_removed += run_codemods(work, tree, inputs, number, outcome, failures, findings, set(),
+                                              jobs=jobs, label="refold: ")
+        failures.extend(findings)  # a def and its calls change together or not at all: the gate judges
+        edited |= {rel for rel, data in before.items() if (tree / rel).read_bytes() != data}
     outcome.files_edited = len(edited)  # a file two rounds edit counts once
     return failures
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from shrinker import paths
 from shrinker.apply.deferral import defer_dead_functions
 from shrinker.rules.predicates import PredicateTable, attribute_vocabulary, feature_class_globs
+from shrinker.rules.patterns import pure_ast_calls
 from shrinker.apply.gate import GateResult, missing_names, run_gate, unresolved_imports
 from shrinker.apply.worktree import (applied_batches, commit_all, keep_on_branch, mark_stopped, open_symbol_batch,
                                      open_worktree, roll_back)
@@ -209,7 +210,7 @@ def apply_one(repo, tree: Path, plan: dict, number: int, rules, *, jobs: int, dr
                                         outcome, failures, findings, later, jobs=jobs, label="constant calls: ")
         if last:  # a parameter that round's fold left unread leaves its signature and every call
             inputs.constant_parameters = tree_constant_parameters(tree, rules)
-            edited_removed += run_codemods(_parameter_work(tree, inputs.constant_parameters), tree, inputs, number,
+            edited_removed += run_codemods(parameter_work(tree, inputs.constant_parameters), tree, inputs, number,
                                             outcome, failures, findings, later, jobs=jobs,
                                             label="constant parameters: ")
     outcome.lines_removed = sum(before.values()) + edited_removed
@@ -225,7 +226,7 @@ def tree_inputs(tree: Path, rules, removed: Removed, table: PredicateTable, *, f
     folding run (`folds`), the cross-file tables the fold reads (and the literal tables when `literals`)."""
     methods = method_definitions(tree)
     words = single_file_words(tree) if folds else None
-    functions = constant_functions(tree) if folds else None
+    functions = constant_functions(tree, pure_ast_calls(rules.platform.pure_methods)) if folds else None
     return CodemodInputs(rules=rules, removed=removed, defined_methods=frozenset(methods),
                          shared_methods=frozenset(n for n, c in methods.items() if c > 1),
                          table=table,
@@ -256,7 +257,7 @@ def _constant_call_work(batch: dict, tree: Path, inputs: CodemodInputs, last: bo
     fold and import codemods again (inputs now hold those tables). In the `last` folding batch also the modules
     of attributes holding one bool and of functions with constant parameters (graph/constant_parameters), and
     the files calling a function whose constant parameters are unread already (they leave it)."""
-    inputs.constant_functions = constant_functions(tree)
+    inputs.constant_functions = constant_functions(tree, pure_ast_calls(inputs.rules.platform.pure_methods))
     inputs.called_methods = called_methods(tree, inputs.constant_functions, attribute_vocabulary(inputs.rules).search)
     inputs.returned_literals = returned_literals(tree)
     inputs.constant_parameters = tree_constant_parameters(tree, inputs.rules) if last else None
@@ -281,7 +282,7 @@ def _constant_call_work(batch: dict, tree: Path, inputs: CodemodInputs, last: bo
     return {names: files} if files else {}
 
 
-def _parameter_work(tree: Path, table: ConstantParameters) -> dict[tuple[str, ...], list[str]]:
+def parameter_work(tree: Path, table: ConstantParameters) -> dict[tuple[str, ...], list[str]]:
     """The files that define or call a function whose constant parameters nothing reads any more."""
     unread = table.unread()
     if not unread:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 import libcst.helpers  # noqa: F401  (cst.helpers)
+import libcst.matchers  # noqa: F401  (cst.matchers)
 
 if TYPE_CHECKING:
     from shrinker.codemods.fold_platform import Folder
@@ -129,3 +130,23 @@ class TargetVisitor(cst.CSTVisitor):
 
     def visit_AsName(self, node: cst.AsName) -> None:
         self.target(node.name)
+
+
+class _BindingsBesidesGlobal(BindingCounts):
+    def visit_Global(self, node: cst.Global) -> None:
+        pass
+
+
+def idle_globals(function: cst.FunctionDef, folder: "Folder") -> frozenset[str]:
+    """The names `function`'s `global` statements declare that nothing in it binds any more (0.5.23
+    deepseek_v4: `global _wo_a_aiter_batched_gemm_disabled` once the ROCm branch that set it went): the
+    declaration changes only where bindings go, so a read sees the module's name either way. Bindings in
+    nested scopes and in branches another codemod will remove count too (a conservative over-count)."""
+    declared = {item.name.value for node in cst.matchers.findall(function.body, cst.matchers.Global())
+                for item in node.names}
+    if not declared:
+        return frozenset()
+    counts = _BindingsBesidesGlobal(folder)
+    counts._depth = 1  # every arm counts, decided or not: a branch still standing may bind the name
+    function.body.visit(counts)
+    return frozenset(name for name in declared if not counts.count.get(name))

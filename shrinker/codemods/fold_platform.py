@@ -32,7 +32,6 @@ Where it folds (the choice, so untouched code stays untouched):
 
 from __future__ import annotations
 
-import fnmatch
 
 import re
 from dataclasses import dataclass
@@ -46,10 +45,10 @@ import libcst.helpers
 from shrinker.codemods.base import ShrinkCodemod, constant, node_lines, spaced, swap_expression
 from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.inputs import CodemodInputs
-from shrinker.rules.patterns import name_glob_regex
+from shrinker.rules.patterns import name_glob_regex, pure_call_matches
 from shrinker.rules.parameters import fixed_values
 from shrinker.codemods.attribute_constants import attribute_constants, read_attributes, unread_attributes
-from shrinker.codemods.bindings import BindingCounts, TargetVisitor
+from shrinker.codemods.bindings import BindingCounts, TargetVisitor, idle_globals
 from shrinker.codemods.constant_calls import constant_calls, constant_words
 from shrinker.graph.constant_functions import ConstantReturn
 from shrinker.codemods.local_constants import drop_unread_constants, function_constants
@@ -85,14 +84,9 @@ class Fold:
 
 
 def _pure_pattern_matches(pattern: str, name: str, call: cst.Call) -> bool:
-    if "." in pattern.split("(")[0]:  # `CapabilityRequirement.cuda`: the dotted callee as written
-        name = cst.helpers.get_full_name_for_node(call.func) or ""
-    if pattern.endswith('("")'):
-        return (fnmatch.fnmatchcase(name, pattern[:-4]) and bool(call.args)
-                and all(isinstance(a.value, cst.SimpleString) and not a.keyword and not a.star for a in call.args))
-    if pattern.endswith("()"):
-        return fnmatch.fnmatchcase(name, pattern[:-2]) and not call.args
-    return fnmatch.fnmatchcase(name, pattern)
+    literal = all(isinstance(a.value, cst.SimpleString) and not a.keyword and not a.star for a in call.args)
+    return pure_call_matches(pattern, name, cst.helpers.get_full_name_for_node(call.func) or "", len(call.args),
+                             literal)
 
 
 def _dotted_root(node: cst.BaseExpression) -> Optional[str]:
@@ -170,7 +164,7 @@ class Folder:
         self.unset_attributes: frozenset[str] = inputs.unset_attributes or frozenset()
         # Top-level names bound once, to a value a predicate decides, and nowhere else in the module
         # (`_is_gfx1250 = _is_hip and is_gfx1250_supported()`): each read is that constant.
-        self.constants: dict[str, bool] = {}
+        self.constants: dict[str, Optional[bool]] = {}  # None: the name holds None (a function's local)
         # Calls of functions that always return one bool (codemods/constant_calls): `is_kimi_k3(cfg)`, and
         # `self.m()` for such a method defined once, here only; `x.m()` for the tree's called methods.
         self.constant_calls: dict[str, ConstantReturn] = {}
@@ -283,7 +277,7 @@ class Folder:
             return Fold(constant(fixed), fixed, True, True)
         if node.value in self.constants and not self.is_param(node.value):
             known = self.constants[node.value]
-            return Fold(constant(known), known, True, True)
+            return Fold(cst.Name("None") if known is None else constant(known), bool(known), True, True)
         if as_value and node.value not in self.flags:
             # a value may be the predicate function itself (`register(is_npu)`): only flags fold
             return Fold(node, None, True, False)
@@ -329,14 +323,22 @@ class Folder:
         return None
 
     def _fold_constant_call(self, node: cst.Call) -> Optional[Fold]:
-        """`is_kimi_k3(cfg)`, a call of a function that always returns one bool, is that bool: where the call
-        reads only (its body, or the rules' pure calls: `is_*`) and so do its arguments."""
+        """`is_kimi_k3(cfg)`, a call of a function that always returns one bool, is that bool, and a call of
+        one that always returns None is None: where the call reads only (its body, or the rules' pure calls:
+        `is_*`) and so do its arguments."""
         known = self._known_constant(node)
         if known is None or not all(self.pure(a.value) for a in node.args):
             return None
         if not (known.pure or self.pure_callee(node)):
             return None
-        return Fold(constant(known.value), known.value, True, True)
+        return Fold(cst.Name("None") if known.none else constant(known.value), known.value, True, True)
+
+    def does_nothing(self, call: cst.Call) -> bool:
+        """`maybe_create_ascend_config_store(transfer_backend=backend)`, a call of a function whose body only
+        reads and returns None (graph/constant_functions), with arguments that only read: as a statement it
+        runs nothing, and its value is None."""
+        known = self._known_constant(call)
+        return known is not None and known.none and self._fold_constant_call(call) is not None
 
     def _fold_any_all(self, node: cst.Call) -> Optional[Fold]:
         """`any(arch in EMPTY for arch in archs)`: a generator whose element is False on every item makes
@@ -463,8 +465,8 @@ class Folder:
             name = _simple_name(node.func)
             if device_probe(node, self.table.platform, self.table.strings) is not None:
                 return True
-            if self._known_constant(node) is not None:
-                return True
+            if (known := self._known_constant(node)) is not None:
+                return not known.none
             return name in _BOOL_CALLS or (name is not None and self.table.value(name, called=True) is not None
                                            and not self.table.returns_none(name))
         if isinstance(node, cst.Attribute):  # a platform fact is a probe's bool
@@ -506,6 +508,9 @@ class Folder:
         op, left, right = target.operator, node.left, target.comparator
         strings = self.table.strings
         none = ((isinstance(left, cst.Name) and left.value in self.none_names)
+                or (isinstance(left, cst.Name) and left.value in self.constants and self.constants[left.value] is None
+                    and not self.is_param(left.value))
+                or (isinstance(left, cst.Call) and self.does_nothing(left))
                 or build_attribute(left, self.table.platform, strings) is not None
                 or (isinstance(left, cst.Attribute) and isinstance(left.value, cst.Name) and left.value.value == "self"
                     and left.attr.value in self.attribute_constants and self.attribute_constants[left.attr.value] is None))
@@ -813,8 +818,8 @@ class PredicateScope:
                 self._fixed_rules[qualname] = {**values, **self._fixed_rules.get(qualname, {})}
         self._names: list[str] = []  # enclosing classes and functions
         self._fixed: list[dict[str, bool]] = []  # per enclosing function/lambda: its fixed parameters
-        self._function_constants: dict[str, dict[str, bool]] = {}  # qualname -> its local constants
-        self._outer_constants: list[dict[str, bool]] = []  # the folder's constants outside each function
+        self._function_constants: dict[str, dict[str, Optional[bool]]] = {}  # qualname -> its local constants
+        self._outer_constants: list[dict[str, Optional[bool]]] = []  # the folder's constants outside each function
         self._served_locals: dict[str, dict[str, ServedLocal]] = {}  # qualname -> its served locals
         self._unread_attributes: frozenset[str] = frozenset()  # attributes only ever stored (unread_attributes)
         self._outer_served: list[dict[str, ServedLocal]] = []  # the folder's served locals outside each function
@@ -842,6 +847,10 @@ class PredicateScope:
         self.folder.none_names = none_constants(tree, self.folder)
         self.folder.empty_names = empty_constants(tree, self.folder, self.inputs.single_file_words)
         self.folder.string_collections = string_collections(tree, self.folder, self.inputs.single_file_words)
+        # before the constants: a name bound to a constant call's value holds that constant
+        self.folder.constant_calls, self.folder.constant_methods = constant_calls(
+            tree, module or "", package, self.inputs, self.folder)
+        self.folder.called_methods = self.inputs.called_methods or {}
         before = original if original is not None else tree
         self.folder.constants = module_constants(before, self.folder)
         self._served_locals = served_locals(before, self.folder)
@@ -852,9 +861,6 @@ class PredicateScope:
         self._unread_attributes = unread_attributes(
             tree, self.inputs.single_file_words, attribute_vocabulary(self.inputs.rules),
             frozenset(p.name for p in self.inputs.rules.platform.predicates if p.value is False))
-        self.folder.constant_calls, self.folder.constant_methods = constant_calls(
-            tree, module or "", package, self.inputs, self.folder)
-        self.folder.called_methods = self.inputs.called_methods or {}
         literals = self.inputs.returned_literals
         self.folder.literal_attributes = dict(literals.attributes.get(module or "", {})) if literals else {}
         widen = (self.folder.removed_classes | self.folder.none_names | self.folder.empty_names | frozenset(self.folder.constants)
@@ -912,9 +918,37 @@ class PredicateScope:
         result, dropped = drop_unread_constants(updated_node, local)
         if dropped:
             self.count("constants_dropped", dropped)
+        result = self._drop_idle_globals(result)
         if self.folder.attribute_constants and self.DROPS_ATTRIBUTE_STORES:
             result = self._drop_attribute_stores(result)
         return result
+
+    def _drop_idle_globals(self, function: cst.FunctionDef) -> cst.FunctionDef:
+        """`function` without the names of its `global` statements that nothing in it binds (bindings.idle_globals),
+        and without a statement left declaring none."""
+        idle = idle_globals(function, self.folder)
+        if not idle:
+            return function
+        scope = self
+
+        class _Globals(cst.CSTTransformer):
+            def leave_Global(self, original_node: cst.Global, updated_node: cst.Global):
+                kept = [item for item in updated_node.names if item.name.value not in idle]
+                if len(kept) == len(updated_node.names):
+                    return updated_node
+                scope.count("idle_globals_dropped", len(updated_node.names) - len(kept))
+                if not kept:
+                    return cst.RemoveFromParent()
+                kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                return updated_node.with_changes(names=kept)
+
+        body = function.body.visit(_Globals())
+        if (isinstance(body, cst.IndentedBlock) and isinstance(function.body, cst.IndentedBlock) and body.body
+                and len(body.body) < len(function.body.body) and body.body[0] is not function.body.body[0]
+                and all(line.comment is None for line in body.body[0].leading_lines)):
+            # the first statement went: the blank lines that set off what followed it go too
+            body = body.with_changes(body=[body.body[0].with_changes(leading_lines=[]), *body.body[1:]])
+        return function.with_changes(body=body)
 
     def drop_unread_attribute_stores(self, module: cst.Module) -> cst.Module:
         """`module` without the stores of the attribute constants no `self.X` reads any more, and of the
@@ -1166,6 +1200,9 @@ class FoldPlatformPredicates(PredicateScope, ShrinkCodemod):
         stmt = updated_node.body[0]
         if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._other_devices_record(stmt.value):
             self.count("platform_registrations_removed")
+            return cst.RemoveFromParent()
+        if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self.folder.does_nothing(stmt.value):
+            self.count("none_calls_removed")
             return cst.RemoveFromParent()
         if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and self._registers_removed(stmt.value):
             # in any batch that deletes modules: the platform batch's npu_memcache left its string naming nothing

@@ -11,9 +11,10 @@ A local is such a constant when (each checked, else it is left alone):
   of the function's own scope (no loop or `with` target, no augmented assignment, parameter, import, `del`,
   `global`/`nonlocal`, nor a binding in a nested function);
 - every value decides the same constant: a value a predicate decides (`_use_aiter and x()` as a value,
-  or as a flag fold_platform rewrites to its truth: `y and _is_hip` becomes `False`), or a literal True or
-  False when the platform vocabulary names the local (`use_aiter_rope = False`; a plain `debug = False` is a
-  setting and stays);
+  or as a flag fold_platform rewrites to its truth: `y and _is_hip` becomes `False`), None from a call the
+  fold decides (`aiter_result = try_aiter_fused_mhc_post_pre(...)`, a function that always returns None:
+  `aiter_result is not None` is False), or a literal True or False when the platform vocabulary names the
+  local (`use_aiter_rope = False`; a plain `debug = False` is a setting and stays);
 - every read comes after one of those statements in the same block, or inside a statement that follows
   it there: each read sees a binding (upstream would raise UnboundLocalError otherwise, and a fold must
   not turn that into a value).
@@ -108,18 +109,22 @@ def undominated(function: cst.FunctionDef, names: frozenset[str]) -> set[str]:
     return bad
 
 
-def _decided(name: str, value: cst.BaseExpression, folder: "Folder", vocabulary: Optional[re.Pattern]) -> Optional[bool]:
-    """The constant one binding gives its local, or None."""
+_UNDECIDED = object()
+_CONSTANTS = {"True": True, "False": False, "None": None}
+
+
+def _decided(name: str, value: cst.BaseExpression, folder: "Folder", vocabulary: Optional[re.Pattern]):
+    """The constant (True, False or None) one binding gives its local, or _UNDECIDED."""
     folded = folder.fold(value, as_value=True)
-    if folded.pred and folded.pure and isinstance(folded.node, cst.Name) and folded.node.value in ("True", "False"):
-        return folded.node.value == "True"
+    if folded.pred and folded.pure and isinstance(folded.node, cst.Name) and folded.node.value in _CONSTANTS:
+        return _CONSTANTS[folded.node.value]
     if isinstance(value, cst.Name) and value.value in ("True", "False"):
-        return value.value == "True" if vocabulary is not None and vocabulary.search(name) else None
+        return value.value == "True" if vocabulary is not None and vocabulary.search(name) else _UNDECIDED
     if isinstance(value, _FLAG_SHAPES):
         folded = folder.fold(value)
         if folded.pred and folded.pure and isinstance(folded.value, bool):
             return folded.value
-    return None
+    return _UNDECIDED
 
 
 class PerFunction(cst.CSTVisitor):
@@ -182,7 +187,7 @@ class _FunctionConstants(PerFunction):
     def left(self) -> None:
         self.folder.served_locals = self._outer_served.pop()
 
-    def facts(self, node: cst.FunctionDef, qualname: str) -> dict[str, bool]:
+    def facts(self, node: cst.FunctionDef, qualname: str) -> dict[str, Optional[bool]]:
         found = scope_bindings(node)
         if not found or not self._constants(found):
             return {}  # the common case: nothing decides; the binding count below walks the whole function
@@ -195,9 +200,9 @@ class _FunctionConstants(PerFunction):
             constants = {n: v for n, v in constants.items() if n not in bad}
         return constants
 
-    def _constants(self, candidates: dict[str, list[cst.BaseExpression]]) -> dict[str, bool]:
+    def _constants(self, candidates: dict[str, list[cst.BaseExpression]]) -> dict[str, Optional[bool]]:
         saved = self.folder.constants
-        found: dict[str, bool] = {}
+        found: dict[str, Optional[bool]] = {}
         try:
             while True:  # a constant may derive from one above it (`b = a and x()`)
                 new = {}
@@ -205,7 +210,7 @@ class _FunctionConstants(PerFunction):
                     if name in found:
                         continue
                     decided = {_decided(name, v, self.folder, self.vocabulary) for v in values}
-                    if len(decided) == 1 and None not in decided:
+                    if len(decided) == 1 and _UNDECIDED not in decided:
                         new[name] = decided.pop()
                 if not new:
                     return found
@@ -215,14 +220,14 @@ class _FunctionConstants(PerFunction):
             self.folder.constants = saved
 
 def function_constants(tree: cst.Module, folder: "Folder", vocabulary: Optional[re.Pattern] = None,
-                       served: Optional[dict] = None) -> dict[str, dict[str, bool]]:
+                       served: Optional[dict] = None) -> dict[str, dict[str, Optional[bool]]]:
     visitor = _FunctionConstants(folder, vocabulary, served)
     tree.visit(visitor)
     return visitor.found
 
 
 class _DropBindings(cst.CSTTransformer):
-    """Removes `name = True/False` lines of `names` from one function's own scope, never a block's last."""
+    """Removes `name = True/False/None` lines of `names` from one function's own scope, never a block's last."""
 
     def __init__(self, names: frozenset[str]) -> None:
         self.names = names
@@ -247,7 +252,7 @@ class _DropBindings(cst.CSTTransformer):
         def constant_line(stmt) -> bool:
             bound = binding(stmt)
             return (bound is not None and bound[0] in self.names and isinstance(bound[1], cst.Name)
-                    and bound[1].value in ("True", "False"))
+                    and bound[1].value in _CONSTANTS)
 
         kept = [s for s in updated_node.body if not constant_line(s)]
         if len(kept) == len(updated_node.body) or not kept:
@@ -256,7 +261,8 @@ class _DropBindings(cst.CSTTransformer):
         return updated_node.with_changes(body=kept)
 
 
-def drop_unread_constants(function: cst.FunctionDef, constants: dict[str, bool]) -> tuple[cst.FunctionDef, int]:
+def drop_unread_constants(function: cst.FunctionDef, constants: dict[str, Optional[bool]]
+                          ) -> tuple[cst.FunctionDef, int]:
     """The function without the bindings of its constants that nothing in it reads any more (their
     values are constants: dropping them runs no less code), and how many lines went."""
     if not constants or not isinstance(function.body, cst.IndentedBlock):

@@ -1,12 +1,17 @@
-"""Dotted module patterns as the rules write them (`*` one part, `**` any parts, trailing `.**` a subtree).
-
-Shared by the planner ([[remove]] / [[keep]]) and the feature value rules (`modules`)."""
+"""Patterns as the rules write them: dotted module patterns (`*` one part, `**` any parts, trailing `.**` a
+subtree), shared by the planner ([[remove]] / [[keep]]) and the feature value rules (`modules`); and the
+side-effect-free calls of `[platform].pure_methods`, shared by the fold (libcst) and the graph's constant
+functions (ast)."""
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import re
 from functools import lru_cache
+from typing import Callable, Iterable
+
+from shrinker.graph.bindings import dotted
 
 
 @lru_cache(maxsize=None)
@@ -29,3 +34,34 @@ def name_glob_regex(name: str) -> str:
     text: each wildcard or class becomes `\\w*`; a plain name is itself, escaped."""
     return r"\w*".join(re.escape(part) for part in re.split(r"[*?]|\[[^]]*\]", name))
 
+
+
+def pure_call_matches(pattern: str, name: str, callee: str, arguments: int, literal_arguments: bool) -> bool:
+    """A `pure_methods` pattern against one call: `name` is the called name (`numel`), `callee` the callee as
+    written (`CapabilityRequirement.cuda`, for a dotted pattern), `arguments` how many it passes and
+    `literal_arguments` whether each is a positional string literal. `name()` matches calls with no
+    arguments only, `name("")` calls with string literals only."""
+    if "." in pattern.split("(")[0]:
+        name = callee
+    if pattern.endswith('("")'):
+        return fnmatch.fnmatchcase(name, pattern[:-4]) and arguments > 0 and literal_arguments
+    if pattern.endswith("()"):
+        return fnmatch.fnmatchcase(name, pattern[:-2]) and not arguments
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+def pure_ast_calls(patterns: Iterable[str]) -> Callable[[ast.Call], bool]:
+    """The calls (ast) the `pure_methods` patterns declare side-effect free (their receivers and arguments
+    are the caller's to check)."""
+    patterns = tuple(patterns)
+
+    def pure(call: ast.Call) -> bool:
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name is None:
+            return False
+        arguments = [*call.args, *call.keywords]
+        literal = all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in arguments)
+        return any(pure_call_matches(p, name, dotted(func), len(arguments), literal) for p in patterns)
+
+    return pure

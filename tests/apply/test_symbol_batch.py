@@ -74,7 +74,12 @@ class Worker:
     def step(self):
         if self.use_npu_path:
             return npu_step()
-        return 1
+        return self.norm(1, allow_npu_quant=False)
+
+    def norm(self, x, allow_npu_quant=True):
+        if self.use_npu_path and allow_npu_quant:
+            return npu_step()
+        return x
 
 
 def npu_step():
@@ -199,6 +204,10 @@ def test_each_pass_commits_until_one_finds_nothing(project, monkeypatch):
     for kept in ("def handle_ping", "def forward_extend", "def keep_by_rule", "def named_in_string",
                  "def register_handler", "def run", "def step"):
         assert kept in extras, kept
+    # the refold left norm's parameter unread (its one read stood in the branch it folded): it leaves the
+    # signature and the call
+    assert "def norm(self, x):" in extras and "return self.norm(1)" in extras
+    assert passes[2].codemods["refold: remove_constant_parameters"]["success"] == 1
     assert "isinstance(m, LinearAttention)" in (tree / "python/pkg/linear.py").read_text()
     for path in tree.rglob("*.py"):
         if path.name != "broken.py":  # the fixture's deliberately broken file stays as it was

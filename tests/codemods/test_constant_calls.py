@@ -128,3 +128,96 @@ def test_without_the_table_nothing_folds() -> None:
             return 1 if is_kimi_k3(cfg) else 2
         '''
     assert run(code, table={}) == textwrap.dedent(code)
+
+
+NONE_TABLE = {
+    "sglang.srt.x": {"maybe_create_store": ConstantReturn(False, True, none=True),
+                     "try_fused": ConstantReturn(False, True, none=True),
+                     "logs_first": ConstantReturn(False, False, none=True)},
+}
+
+
+def test_a_function_that_always_returns_none() -> None:
+    # 0.5.23 disagg_service.maybe_create_ascend_config_store (docstring, `return`) and deepseek_v4_fused_mhc's
+    # try_aiter_fused_mhc_post_pre (`global ...; return None`): a statement calling one runs nothing; a local
+    # bound to its value holds None, so `is not None` is False and the fall-back path is all that is left;
+    # the `global` nothing binds goes too
+    out = run('''
+        def maybe_create_store(transfer_backend):
+            """Ascend only."""
+            return
+
+
+        def try_fused(x, residual, fn):
+            global _DISABLED
+            return None
+
+
+        def start(backend, server):
+            server.start()
+            maybe_create_store(transfer_backend=backend)
+            return server
+
+
+        def boundary(x, residual, fn, transpose):
+            result = try_fused(x, residual, fn)
+            if result is not None:
+                return result
+            fn = fn.T if transpose else fn
+            return fallback(x, fn)
+
+
+        def value(x):
+            # a return passes the None on; a test reads its truth
+            if try_fused(x, x, x):
+                return 1
+            return try_fused(x, x, x)
+        ''', table=NONE_TABLE)
+    assert out == textwrap.dedent('''
+        def maybe_create_store(transfer_backend):
+            """Ascend only."""
+            return
+
+
+        def try_fused(x, residual, fn):
+            return None
+
+
+        def start(backend, server):
+            server.start()
+            return server
+
+
+        def boundary(x, residual, fn, transpose):
+            fn = fn.T if transpose else fn
+            return fallback(x, fn)
+
+
+        def value(x):
+            return None
+        ''')
+
+
+def test_a_none_call_that_may_do_something_stays() -> None:
+    code = '''
+        def logs_first(backend):
+            log(backend)
+            return
+
+
+        def maybe_create_store(transfer_backend):
+            """Ascend only."""
+            return
+
+
+        def try_fused(x, residual, fn):
+            return None
+
+
+        def start(backend, server):
+            logs_first(backend)
+            maybe_create_store(transfer_backend=server.pick())
+            return server
+        '''
+    # an impure body (no pure-call rule for it), or an argument that calls something: both stay
+    assert run(code, table=NONE_TABLE) == textwrap.dedent(code)

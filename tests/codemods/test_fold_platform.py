@@ -1519,6 +1519,46 @@ class TestLocalConstants(PlatformCodemodTest):
             """
         )
 
+    def test_a_global_nothing_binds_any_more_goes(self) -> None:
+        # 0.5.23 deepseek_v4.py: `global _wo_a_aiter_batched_gemm_disabled` once the ROCm branch that set it
+        # went; a declared name the function still binds stays (in any branch, decided or not: this codemod
+        # leaves the dead branch to remove_dead_branches), and so does a nested function's binding
+        self.assertCodemod(
+            """
+            def gemm(o, wo_a):
+                global _wo_a_aiter_batched_gemm_disabled, _calls, _hip_warned
+                global _warned_aiter
+                _calls += 1
+                if _is_hip:
+                    _hip_warned = True
+                return o @ wo_a
+
+
+            def warn():
+                global _warned_aiter
+
+                def inner():
+                    _warned_aiter = 1
+                return inner
+            """,
+            """
+            def gemm(o, wo_a):
+                global _calls, _hip_warned
+                _calls += 1
+                if _is_hip:
+                    _hip_warned = True
+                return o @ wo_a
+
+
+            def warn():
+                global _warned_aiter
+
+                def inner():
+                    _warned_aiter = 1
+                return inner
+            """,
+        )
+
 
 class TestAssignedValues(PlatformCodemodTest):
     """An assignment's value folds as a value where a flag stands alone or as a nested boolean operand

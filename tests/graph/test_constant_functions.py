@@ -1,4 +1,4 @@
-"""graph/constant_functions: which functions always return one bool, read from the source text alone."""
+"""graph/constant_functions: which functions always return one bool or None, read from the source text alone."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 from shrinker.graph.constant_functions import (ConstantReturn, called_methods, constant_functions,
                                                constant_returns, may_define_constant_functions)
+from shrinker.rules.patterns import pure_ast_calls
 
 
 def found(code: str) -> dict[str, ConstantReturn]:
@@ -155,3 +156,43 @@ def test_called_methods_need_one_def_and_calls_only(tmp_path: Path) -> None:
     assert called_methods(tmp_path, table, accepts) == {"_aiter_active": ConstantReturn(False, True)}
     (package / "graph.py").write_text("def run(indexer):\n    indexer._aiter_active = None\n")  # a store
     assert "_aiter_active" not in called_methods(tmp_path, constant_functions(tmp_path), accepts)
+
+
+def test_functions_that_always_return_none() -> None:
+    # 0.5.23 disagg_service / deepseek_v4_fused_mhc / add_norm once their other-platform bodies went
+    pure = pure_ast_calls(["numel()", "element_size()"])
+    assert constant_returns(ast.parse(textwrap.dedent('''
+        def maybe_create_ascend_config_store(transfer_backend) -> None:
+            """Also called directly by the rust-server scheduler."""
+            return
+
+        def try_aiter_fused_mhc_post_pre(x):
+            global _DISABLED, _WARNED
+
+            return None
+
+        def aiter_ar_fusion_applies(input_tensor, forward_batch):
+            n = input_tensor.shape[-1]
+            total_bytes = input_tensor.numel() * input_tensor.element_size()
+            return (
+                False
+            )
+
+        def sized(t):
+            size = t.numel(1)
+            return None
+
+        def returns_a_value():
+            return 0
+
+        def falls_off():
+            pass
+        ''')), pure) == {
+        "maybe_create_ascend_config_store": ConstantReturn(False, True, none=True),
+        "try_aiter_fused_mhc_post_pre": ConstantReturn(False, True, none=True),
+        "aiter_ar_fusion_applies": ConstantReturn(False, True),
+        "sized": ConstantReturn(False, False, none=True),  # `numel()` with an argument is no rule's pure call
+    }
+    assert may_define_constant_functions("def f():\n    return\n")
+    assert may_define_constant_functions("def f():\n    return None\n")
+    assert not may_define_constant_functions("def f():\n    return None or x\n")
