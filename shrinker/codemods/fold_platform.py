@@ -924,31 +924,53 @@ class PredicateScope:
         return result
 
     def _drop_idle_globals(self, function: cst.FunctionDef) -> cst.FunctionDef:
-        """`function` without the names of its `global` statements that nothing in it binds (bindings.idle_globals),
-        and without a statement left declaring none."""
+        """`function` without the names of its `global` statements that nothing in it binds (bindings.idle_globals).
+        A statement left declaring none goes; its comments stay, on the statement after it (at a function's top
+        without the blank lines that set it off)."""
         idle = idle_globals(function, self.folder)
         if not idle:
             return function
         scope = self
 
+        def only_idle(stmt: cst.BaseStatement) -> bool:
+            return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                    and isinstance(stmt.body[0], cst.Global)
+                    and all(item.name.value in idle for item in stmt.body[0].names))
+
         class _Globals(cst.CSTTransformer):
             def leave_Global(self, original_node: cst.Global, updated_node: cst.Global):
                 kept = [item for item in updated_node.names if item.name.value not in idle]
-                if len(kept) == len(updated_node.names):
-                    return updated_node
+                if len(kept) == len(updated_node.names) or not kept:
+                    return updated_node  # a statement of idle names only goes with its block's edit
                 scope.count("idle_globals_dropped", len(updated_node.names) - len(kept))
-                if not kept:
-                    return cst.RemoveFromParent()
                 kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
                 return updated_node.with_changes(names=kept)
 
-        body = function.body.visit(_Globals())
-        if (isinstance(body, cst.IndentedBlock) and isinstance(function.body, cst.IndentedBlock) and body.body
-                and len(body.body) < len(function.body.body) and body.body[0] is not function.body.body[0]
-                and all(line.comment is None for line in body.body[0].leading_lines)):
-            # the first statement went: the blank lines that set off what followed it go too
-            body = body.with_changes(body=[body.body[0].with_changes(leading_lines=[]), *body.body[1:]])
-        return function.with_changes(body=body)
+            def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock):
+                if not any(only_idle(stmt) for stmt in updated_node.body):
+                    return updated_node
+                kept: list[cst.BaseStatement] = []
+                carried: list[cst.EmptyLine] = []
+                dropped = False
+                for stmt in updated_node.body:
+                    if only_idle(stmt):
+                        scope.count("idle_globals_dropped", len(stmt.body[0].names))
+                        carried += stmt.leading_lines
+                        dropped = True
+                        continue
+                    own = list(stmt.leading_lines)
+                    if not kept and dropped:  # now a block's first statement: no blank lines set it off
+                        while own and own[0].comment is None:
+                            own.pop(0)
+                    kept.append(stmt.with_changes(leading_lines=[*carried, *own]))
+                    carried = []
+                comments = [line for line in carried if line.comment is not None]
+                if not kept:
+                    return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()], leading_lines=comments)])
+                # a block that ended in one keeps its comments as the block's trailing lines
+                return updated_node.with_changes(body=kept, footer=[*comments, *updated_node.footer])
+
+        return function.with_changes(body=function.body.visit(_Globals()))
 
     def drop_unread_attribute_stores(self, module: cst.Module) -> cst.Module:
         """`module` without the stores of the attribute constants no `self.X` reads any more, and of the

@@ -1521,12 +1521,14 @@ class TestLocalConstants(PlatformCodemodTest):
 
     def test_a_global_nothing_binds_any_more_goes(self) -> None:
         # 0.5.23 deepseek_v4.py: `global _wo_a_aiter_batched_gemm_disabled` once the ROCm branch that set it
-        # went; a declared name the function still binds stays (in any branch, decided or not: this codemod
-        # leaves the dead branch to remove_dead_branches), and so does a nested function's binding
+        # went (the comments above it stay); a declared name the function still binds stays (in any branch,
+        # decided or not: this codemod leaves the dead branch to remove_dead_branches), and so does a nested
+        # function's binding; deepseek_v4_fused_mhc's `global ...` + blank line before `return None`
         self.assertCodemod(
             """
             def gemm(o, wo_a):
                 global _wo_a_aiter_batched_gemm_disabled, _calls, _hip_warned
+                # the fast paths below are gated on the validated shapes
                 global _warned_aiter
                 _calls += 1
                 if _is_hip:
@@ -1540,10 +1542,29 @@ class TestLocalConstants(PlatformCodemodTest):
                 def inner():
                     _warned_aiter = 1
                 return inner
+
+
+            def fallback(x):
+                # aiter's fused kernel, when it loads
+                global _AITER_DISABLED
+
+                return None
+
+
+            def only():
+                # nothing else
+                global _AITER_DISABLED
+
+
+            def last(x):
+                x.run()
+                # trailing note
+                global _AITER_DISABLED
             """,
             """
             def gemm(o, wo_a):
                 global _calls, _hip_warned
+                # the fast paths below are gated on the validated shapes
                 _calls += 1
                 if _is_hip:
                     _hip_warned = True
@@ -1556,6 +1577,21 @@ class TestLocalConstants(PlatformCodemodTest):
                 def inner():
                     _warned_aiter = 1
                 return inner
+
+
+            def fallback(x):
+                # aiter's fused kernel, when it loads
+                return None
+
+
+            def only():
+                # nothing else
+                pass
+
+
+            def last(x):
+                x.run()
+                # trailing note
             """,
         )
 
