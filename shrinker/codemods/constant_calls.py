@@ -26,14 +26,15 @@ if TYPE_CHECKING:
     from shrinker.codemods.inputs import CodemodInputs
 
 
-def constant_words(inputs: "CodemodInputs") -> tuple[str, ...]:
+def constant_words(inputs: "CodemodInputs", none: bool = True) -> tuple[str, ...]:
     """Every name a constant call can be written with in some module (`is_kimi_k3`, a method's name that
-    occurs in one file only)."""
+    occurs in one file only); without the functions that return None unless `none`."""
     table = inputs.constant_functions or {}
     words = inputs.single_file_words or frozenset()
-    return tuple(sorted({qualname.rpartition(".")[2] for functions in table.values() for qualname in functions
-                         if "." not in qualname or qualname.rpartition(".")[2] in words}
-                        | set(inputs.called_methods or ())))
+    return tuple(sorted({qualname.rpartition(".")[2] for functions in table.values()
+                         for qualname, known in functions.items()
+                         if (none or not known.none) and ("." not in qualname or qualname.rpartition(".")[2] in words)}
+                        | {name for name, known in (inputs.called_methods or {}).items() if none or not known.none}))
 
 
 def constant_calls(tree: cst.Module, module: str, package: str | None, inputs: "CodemodInputs",

@@ -221,3 +221,15 @@ def test_a_none_call_that_may_do_something_stays() -> None:
         '''
     # an impure body (no pure-call rule for it), or an argument that calls something: both stay
     assert run(code, table=NONE_TABLE) == textwrap.dedent(code)
+
+
+def test_a_folding_batch_takes_no_file_into_its_second_round_for_a_none_function() -> None:
+    # apply/run._constant_call_work: 0.5.23's None functions are called from 270 files, whose platform codemods
+    # must wait for the platform batch; the symbol batch's refold folds those calls
+    from shrinker.codemods.constant_calls import constant_words
+
+    inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed(), single_file_words=frozenset(),
+                           constant_functions={**TABLE, "sglang.srt.x": {**TABLE["sglang.srt.x"], **NONE_TABLE["sglang.srt.x"]}})
+    assert "maybe_create_store" in constant_words(inputs)
+    assert "maybe_create_store" not in constant_words(inputs, none=False)
+    assert "aiter_on" in constant_words(inputs, none=False)
