@@ -18,10 +18,10 @@ class BindingCounts(cst.CSTVisitor):
     parameters, loop and `with` targets, `match` captures, `global` statements count), skipping the arms of module-level
     `if`s whose test folds to a constant on CUDA (the fold removes them)."""
 
-    def __init__(self, folder: "Folder") -> None:
+    def __init__(self, folder: "Folder", every_arm: bool = False) -> None:
         self.folder = folder
         self.count: dict[str, int] = {}
-        self._depth = 0
+        self._depth = 1 if every_arm else 0  # inside a function every arm counts: no `if` is skipped
 
     def _bind(self, node: Optional[cst.CSTNode]) -> None:
         if isinstance(node, cst.Name):
@@ -146,7 +146,7 @@ def idle_globals(function: cst.FunctionDef, folder: "Folder") -> frozenset[str]:
                 for item in node.names}
     if not declared:
         return frozenset()
-    counts = _BindingsBesidesGlobal(folder)
-    counts._depth = 1  # every arm counts, decided or not: a branch still standing may bind the name
+    # every arm counts, decided or not: a branch still standing may bind the name
+    counts = _BindingsBesidesGlobal(folder, every_arm=True)
     function.body.visit(counts)
     return frozenset(name for name in declared if not counts.count.get(name))
