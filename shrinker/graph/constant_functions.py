@@ -10,7 +10,8 @@ Rule-free and exact, read with `ast` from the tree's text:
 - the name is bound once in the whole file (no second definition, no assignment, no local of that name);
 - its body up to the first top-level `return` holds no other `return`; that return's value is the literal
   `True`/`False`, or `X in <empty literal>` (False) / `X not in <empty literal>` (True), a bool whatever X is,
-  or nothing / `None` (`none`). Statements after it never run.
+  or nothing / `None` (`none`). Statements after it never run. A body with no `return` at all whose statements
+  all only declare or read (`pass`, a docstring) returns None too.
 `pure` says whether calling it runs nothing but the return: the statements before the return are
 docstrings, `pass`, `global` declarations or local bindings of reads (names, attributes, subscripts,
 literals, their operators, and the calls `pure_call` accepts: the rules' side-effect-free methods, such as a
@@ -33,7 +34,7 @@ from shrinker.graph.sources import python_sources
 CACHES = frozenset({"lru_cache", "cache", "functools.lru_cache", "functools.cache"})
 _EMPTY = re.compile(r"\bin\s*(?:\(\s*\)|\[\s*\]|frozenset\(\s*\)|set\(\s*\))")
 _BOOL_RETURN = re.compile(r"^\s+return\s*\(?\s*(?:True|False)\s*\)?\s*$|^\s+return\s*\(\s*$"
-                          r"|^\s+return(?:\s+None)?\s*$", re.MULTILINE)
+                          r"|^\s+return(?:\s+None)?\s*$|^\s+pass\s*$", re.MULTILINE)
 PureCall = Callable[[ast.Call], bool]
 
 
@@ -101,7 +102,11 @@ def _constant_return(function: ast.FunctionDef, pure_call: PureCall) -> Constant
             break
         before.append(stmt)
     else:
-        return None
+        # no top-level return: a body that only declares and reads falls off its end, returning None
+        # (0.5.23's scheduler `def init_zbal_on_npu(self): pass` once its NPU body went)
+        if any(isinstance(n, ast.Return) for s in before for n in own_nodes(s)):
+            return None
+        return ConstantReturn(False, True, none=True) if all(_pure_statement(s, pure_call) for s in before) else None
     if any(isinstance(n, ast.Return) for s in before for n in own_nodes(s)):
         return None
     pure = all(_pure_statement(s, pure_call) for s in before)

@@ -185,14 +185,20 @@ def test_functions_that_always_return_none() -> None:
         def returns_a_value():
             return 0
 
-        def falls_off():
+        def init_zbal_on_npu(self):
+            """NPU only."""
             pass
+
+        def logs(x):
+            log(x)
         ''')), pure) == {
         "maybe_create_ascend_config_store": ConstantReturn(False, True, none=True),
         "try_aiter_fused_mhc_post_pre": ConstantReturn(False, True, none=True),
         "aiter_ar_fusion_applies": ConstantReturn(False, True),
         "sized": ConstantReturn(False, False, none=True),  # `numel()` with an argument is no rule's pure call
+        "init_zbal_on_npu": ConstantReturn(False, True, none=True),  # falls off a body that does nothing
     }
     assert may_define_constant_functions("def f():\n    return\n")
     assert may_define_constant_functions("def f():\n    return None\n")
     assert not may_define_constant_functions("def f():\n    return None or x\n")
+    assert may_define_constant_functions("def f():\n    pass\n")
