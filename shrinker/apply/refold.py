@@ -7,9 +7,9 @@ attribute constant now; a local bound to `False` by an earlier fold (`qwen_bcg =
 attributes it sets; a function whose HIP branch went returns a constant; a class whose constructors all went
 is only tested against (graph/tested_classes: `isinstance(pool, MiniMaxSparseKVPool)` is False). So the
 symbol batch, when a pass finds nothing dead, runs `fold_platform` + `remove_dead_imports` +
-`remove_unused_names` over every kept file with the tables read from the tree as it stands (the plan's removals, the platform's predicate table),
-then again over the files a round changed (their own facts moved: an attribute the round made constant), up
-to MAX_ROUNDS; then a parameter the rounds left unread leaves its signature and every call
+`remove_unused_names` + `remove_unread_predicate_imports` over every kept file with the tables read from the
+tree as it stands (the plan's removals, the platform's predicate table), then again over the files a round
+changed (their own facts moved: an attribute the round made constant), up to MAX_ROUNDS; then a parameter the rounds left unread leaves its signature and every call
 (`remove_constant_parameters`, as in the last folding batch). The pass is gated and committed like a symbol
 pass, and the dead-symbol passes run again on what it left.
 """
@@ -21,11 +21,14 @@ from pathlib import Path
 
 from shrinker.apply.run import (BatchOutcome, batch_table, parameter_work, removed_through, run_codemods,
                                 tree_constant_parameters, tree_inputs)
+from shrinker.graph.discover import module_of
 from shrinker.graph.parse import count_lines
 from shrinker.graph.sources import python_sources
 from shrinker.graph.tested_classes import classes_only_tested
 
-REFOLD_CODEMODS = ("fold_platform", "remove_dead_imports", "remove_unused_names")
+# remove_unread_predicate_imports: a predicate import whose last read an earlier batch took while the module
+# still counted as read whole (bootstrap's `cpu_has_amx_support`) goes in this sweep over the final tree
+REFOLD_CODEMODS = ("fold_platform", "remove_dead_imports", "remove_unused_names", "remove_unread_predicate_imports")
 MAX_ROUNDS = 3  # 0.5.23: the second round settles what the first made constant in the same file
 
 
@@ -38,6 +41,7 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
     files = sorted(rel for rel, text in python_sources(tree) if _parses(text, rel))
     edited: set[str] = set()
     tested = classes_only_tested(tree)  # a round only removes code: the set stays true, if not whole
+    kept_modules = frozenset(module_of(rel) for rel, _ in python_sources(tree))
     inputs = None
     for k in range(1, MAX_ROUNDS + 1):
         if not files:
@@ -45,6 +49,7 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
         removed = removed_through(plan, number, tree)
         inputs = tree_inputs(tree, rules, removed, batch_table(rules, batch, removed), folds=True, literals=True)
         inputs.tested_only_classes = tested
+        inputs.kept_modules = kept_modules
         before = {rel: (tree / rel).read_bytes() for rel in files}
         left: list[str] = []
         with_findings: set[str] = set()

@@ -80,6 +80,9 @@ class CodemodInputs:
     # Classes the kept tree never instantiates and only tests against (graph/tested_classes; None = not
     # known): `isinstance(x, C)` is False, as for a class whose module went.
     tested_only_classes: frozenset[str] | None = None
+    # The kept tree's modules (None = not known: remove_unread_predicate_imports drops nothing, since
+    # `from pkg import name` may import a submodule, which runs it).
+    kept_modules: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if self.table is None:

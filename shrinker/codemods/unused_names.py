@@ -26,9 +26,11 @@ while the plan does not provide it, public names are assumed imported and only `
 
 from __future__ import annotations
 
+import re
 from typing import Callable, ClassVar, Iterable, Mapping, Optional, Sequence, Union
 
 import libcst as cst
+import libcst.helpers
 from libcst.codemod import CodemodContext
 from libcst.metadata import Assignment, ImportAssignment, MetadataWrapper, ScopeProvider
 
@@ -521,6 +523,93 @@ class RemoveNewlyUnusedNames(ShrinkCodemod):
             return cst.RemoveFromParent()
         rest[0] = rest[0].with_changes(leading_lines=[*updated_node.leading_lines, *rest[0].leading_lines])
         return cst.FlattenSentinel(rest)
+
+
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+\w[\w.]*[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+class RemoveUnreadPredicateImports(RemoveNewlyUnusedNames):
+    """Drop a rule predicate's import that nothing reads, though no edit of this run made it so (a final sweep).
+
+    `remove_unused_names` takes only what the running batch left unused: bootstrap's `from sglang.srt.utils
+    import cpu_has_amx_support` lost its last read in the platform batch while the plan still counted
+    model_runner's `bootstrap` module object as reading it whole, and nothing visits the file again. The refold
+    (apply/refold.py) runs this over the final tree: an absolute `from M import P` (at module level, or standing in
+    a function's body) of a name the predicate table folds (`table.value(P, called=True)`), bound once, read by
+    nothing in the file, in no `__all__`, and named by no other kept module (`mod.P`, `"mod:P"`: Removed.imported)
+    goes; a submodule of that name (`from sglang.kernels.ops.gemm import mxfp8_amd_gfx95`, an import that runs
+    the module) stays, so the sweep needs the kept tree's modules (`inputs.kept_modules`).
+    A string naming the module whole (a logger key) does not keep it: a predicate is read from the module that
+    defines it, never through one that imports it. The cascade is the parent's: a module flag only such a
+    predicate set (`_is_hip = is_hip()`) goes with it."""
+
+    NAME = "remove_unread_predicate_imports"
+    DESCRIPTION = "drop imports of rule predicates nothing reads (the final sweep over the kept tree)"
+    NEEDS_ORIGINAL: ClassVar[bool] = False
+    ONLY_AFTER_EDITS: ClassVar[bool] = False
+
+    def __init__(self, context: CodemodContext, inputs: CodemodInputs):
+        super().__init__(context, inputs, original="")
+        self._sweep: set[str] = set()  # module-level names bound by a predicate's import
+
+    @classmethod
+    def wants(cls, source: str, inputs: CodemodInputs) -> bool:
+        return inputs.kept_modules is not None and any(inputs.table.value(word, called=True) is not None
+                   for m in _FROM_IMPORT.finditer(source) for word in _WORD.findall(m.group(1)))
+
+    def _predicate_aliases(self, node: cst.Module) -> dict[cst.ImportAlias, bool]:
+        """The aliases of absolute `from M import P` statements anywhere in the module that import a folded
+        predicate P which is no submodule of M, each with whether it stands at module level."""
+        modules = self.inputs.kept_modules or frozenset()
+        table = self.inputs.table
+        found: dict[cst.ImportAlias, bool] = {}
+        depth = [0]
+
+        class Visit(cst.CSTVisitor):
+            def visit_FunctionDef(self, _: cst.FunctionDef) -> None:
+                depth[0] += 1
+
+            def leave_FunctionDef(self, _: cst.FunctionDef) -> None:
+                depth[0] -= 1
+
+            def visit_ClassDef(self, _: cst.ClassDef) -> None:
+                depth[0] += 1
+
+            def leave_ClassDef(self, _: cst.ClassDef) -> None:
+                depth[0] -= 1
+
+            def visit_ImportFrom(self, stmt: cst.ImportFrom) -> None:
+                if stmt.relative or stmt.module is None or isinstance(stmt.names, cst.ImportStar):
+                    return
+                source = cst.helpers.get_full_name_for_node(stmt.module) or ""
+                for alias in stmt.names:
+                    name = alias.name.value if isinstance(alias.name, cst.Name) else ""
+                    if name and table.value(name, called=True) is not None and f"{source}.{name}" not in modules:
+                        found[alias] = depth[0] == 0
+
+        node.visit(Visit())
+        return found
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._aliases = self._predicate_aliases(node)
+        self._sweep = {alias.evaluated_alias or alias.evaluated_name
+                       for alias, top in self._aliases.items() if top}
+        super().visit_Module(node)
+
+    def used_before(self) -> set[str]:
+        return self._sweep  # only these count as "read once": nothing else is this sweep's business
+
+    def _protected(self, name: str, all_names: set[str]) -> bool:
+        if name in self._sweep:
+            return name in all_names or self._external is None or name in self._external
+        return super()._protected(name, all_names)
+
+    def _newly_unused_local_imports(self, node: cst.Module) -> None:
+        gone = [alias for alias, read in _local_imports(node, self.metadata[ScopeProvider]).values()
+                if not read and alias in self._aliases]
+        self._drop.update(gone)
+        self._enter_bodies = bool(gone)
 
 
 def iter_statements_shallow(stmt: cst.BaseCompoundStatement):

@@ -8,7 +8,8 @@ import libcst as cst
 import pytest
 from libcst.codemod import CodemodContext, CodemodTest
 
-from shrinker.codemods.unused_names import ORIGINAL_KEY, RemoveNewlyUnusedNames, imported_names_from_facts
+from shrinker.codemods.unused_names import (ORIGINAL_KEY, RemoveNewlyUnusedNames, RemoveUnreadPredicateImports,
+                                            imported_names_from_facts)
 from shrinker.errors import ShrinkError
 from shrinker.graph.records import FileFacts, ImportRecord, Where
 from tests.codemods.helpers_registry import context, make_inputs
@@ -412,6 +413,129 @@ class TestRemoveNewlyUnusedNames(CodemodTest):
                     return sglang.srt.layers.b.y
                 """,
         )
+
+
+class TestRemoveUnreadPredicateImports(CodemodTest):
+    """The refold's final sweep: a predicate import nothing reads goes though this run did not make it so."""
+
+    TRANSFORM = RemoveUnreadPredicateImports
+    MODULE = "sglang.srt.distributed.bootstrap"
+
+    def check(self, before: str, after: str, imported: dict[str, set[str]] | None = None,
+              modules: frozenset[str] = frozenset()) -> None:
+        inputs = with_imported(imported or {})
+        inputs.kept_modules = modules
+        self.assertCodemod(before, after, inputs, context_override=context(self.MODULE))
+
+    def test_bootstrap_s_stale_predicate_import(self) -> None:
+        """0.5.23 bootstrap.py: `cpu_has_amx_support`'s read went in the platform batch while model_runner still
+        read the module whole. Only the unread predicate goes: `get_bool_env_var` (no predicate) stays unread,
+        `is_npu` stays read, and its comment and layout stay."""
+        self.check("""
+            from sglang.srt.utils import (
+                cpu_has_amx_support,  # AMX
+                get_bool_env_var,
+                is_npu,
+            )
+
+            def init():
+                return is_npu()
+            """, """
+            from sglang.srt.utils import (
+                get_bool_env_var,
+                is_npu,
+            )
+
+            def init():
+                return is_npu()
+            """)
+
+    def test_a_module_flag_only_the_predicate_set_goes_with_it(self) -> None:
+        self.check("""
+            import logging
+            from sglang.srt.utils import is_hip, is_mps
+
+            _is_hip = is_hip()
+            logger = logging.getLogger(__name__)
+            """, """
+            import logging
+
+            logger = logging.getLogger(__name__)
+            """)
+
+    def test_what_another_module_reads_or_all_lists_stays(self) -> None:
+        """A name another kept module takes (`bootstrap.is_mps`, "bootstrap:is_mps") or `__all__` lists stays;
+        a string naming the module whole ("*": a logger key) keeps no predicate."""
+        source = """
+            from sglang.srt.utils import cpu_has_amx_support, is_mps
+
+            __all__ = ["cpu_has_amx_support"]
+            """
+        self.check(source, source, {self.MODULE: {"is_mps"}})
+        self.check(source, """
+            from sglang.srt.utils import cpu_has_amx_support
+
+            __all__ = ["cpu_has_amx_support"]
+            """, {self.MODULE: {"*"}})
+
+    def test_submodules_relative_and_plain_imports_stay(self) -> None:
+        """`from pkg import mxfp8_amd_gfx95` runs that module when it is one (the graph knows it as a module);
+        a relative import and `import aiter` are no predicate imports."""
+        source = """
+            from sglang.kernels.ops.gemm import mxfp8_amd_gfx95
+            from .utils import is_hip
+            import aiter
+            """
+        self.check(source, source, modules=frozenset({"sglang.kernels.ops.gemm.mxfp8_amd_gfx95"}))
+        self.check(source, """
+            from .utils import is_hip
+            import aiter
+            """)
+
+    def test_a_function_s_own_unread_predicate_import(self) -> None:
+        """0.5.23 model_overrides/deepseek_v2: a function-local import whose one read (a constant False) went in
+        an earlier batch; one the function reads stays."""
+        self.check("""
+            def overrides(cfg):
+                from sglang.srt.layers.attention.dsa.utils import (
+                    aiter_can_use_preshuffle_paged_mqa,
+                    is_dsa_enabled,
+                )
+
+                return is_dsa_enabled(cfg)
+
+
+            def other():
+                from sglang.srt.utils import is_npu
+
+                return is_npu()
+            """, """
+            def overrides(cfg):
+                from sglang.srt.layers.attention.dsa.utils import (
+                    is_dsa_enabled,
+                )
+
+                return is_dsa_enabled(cfg)
+
+
+            def other():
+                from sglang.srt.utils import is_npu
+
+                return is_npu()
+            """)
+
+
+def test_unread_predicate_imports_idempotent_and_prefiltered() -> None:
+    inputs = with_imported({})
+    source = "from sglang.srt.utils import get_bool_env_var, is_mps\n\nx = get_bool_env_var('A')\n"
+    assert not RemoveUnreadPredicateImports.wants(source, inputs)  # the tree's modules unknown: nothing goes
+    inputs.kept_modules = frozenset({"m"})
+    assert RemoveUnreadPredicateImports.wants(source, inputs)
+    assert not RemoveUnreadPredicateImports.wants("from sglang.srt.utils import get_bool_env_var\n", inputs)
+    once = RemoveUnreadPredicateImports(context("m"), inputs).transform_module(cst.parse_module(source))
+    assert once.code == "from sglang.srt.utils import get_bool_env_var\n\nx = get_bool_env_var('A')\n"
+    again = RemoveUnreadPredicateImports(context("m"), inputs)
+    assert again.transform_module(once).code == once.code and not again.changes
 
 
 def test_original_from_context_scratch_and_missing_original_is_an_error() -> None:
