@@ -30,9 +30,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
+import libcst.helpers  # noqa: F401  (cst.helpers)
 import libcst.matchers  # noqa: F401  (cst.matchers)
 
 from shrinker.codemods.bindings import TargetVisitor
+from shrinker.graph.bindings import LOOKUP_ANY, LOOKUP_CALLS
 
 if TYPE_CHECKING:
     from shrinker.codemods.fold_platform import Folder
@@ -120,21 +122,31 @@ def read_attributes(tree: cst.Module) -> set[str]:
     return {name for name, uses in scan.uses.items() if any(not use.store for use in uses)}
 
 
+# An object's namespace read whole (`self.__dict__`, `vars(self)`); graph/bindings' NAMESPACE_CALLS also has
+# globals()/locals(), which read a module's or a frame's names, not an object's attributes.
 _NAMESPACE_READS = re.compile(r"__dict__|\bvars\(")
-_BY_NAME_CALLS = frozenset({"getattr", "hasattr", "attrgetter"})
 
 
 def _reads_by_computed_name(tree: cst.Module) -> bool:
-    """The module may read an attribute whose name it computes: `getattr(self, k)`, `hasattr(x, name)`,
-    `attrgetter(path)` with a name that is not a string literal, or a namespace read (`__dict__`, `vars(`).
-    A literal name (`getattr(layer, "aiter_bpreshuffled", False)`) is a word `_occurrences` counts."""
+    """The module may read an attribute whose name it computes: `getattr(self, k)`, `hasattr(x, name)` with a
+    name that is not a string literal, `attrgetter(path)` unless every path is one, any other lookup call
+    (graph/bindings LOOKUP_ANY: `methodcaller(name)`), or a namespace read (`__dict__`, `vars(`). A literal name
+    (`getattr(layer, "aiter_bpreshuffled", False)`) is a word `_occurrences` counts."""
     if _NAMESPACE_READS.search(tree.code):
         return True
     for call in cst.matchers.findall(tree, cst.matchers.Call()):
-        func = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", None)
-        if func not in _BY_NAME_CALLS:
+        if not isinstance(call.func, (cst.Name, cst.Attribute)):
+            continue  # `attrgetter("a")(self)`: the inner call is the lookup
+        func = cst.helpers.get_full_name_for_node(call.func) or ""
+        short = func.rpartition(".")[2]
+        if func in LOOKUP_CALLS or short in ("getattr", "hasattr"):
+            names = call.args[1:2]
+        elif short == "attrgetter":
+            names = call.args
+        elif short in LOOKUP_ANY:
+            return True
+        else:
             continue
-        names = call.args if func == "attrgetter" else call.args[1:2]
         if not names or any(a.star or not isinstance(a.value, cst.SimpleString) for a in names):
             return True
     return False

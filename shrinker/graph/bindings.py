@@ -7,6 +7,12 @@ import ast
 # Builtins that return a namespace as a dict (`globals()`, `vars()`, `locals()`): a module calling one
 # may read any of its names.
 NAMESPACE_CALLS = frozenset({"globals", "vars", "locals"})
+# Calls that look a name up from a string: getattr/hasattr name it in their second argument (a literal one is
+# a plain read of that name), the others take it from anywhere (`attrgetter(path)`, `import_module(name)`):
+# a module calling one with a computed name may read any name.
+# setattr/delattr bind or unbind a name; they never read an existing one.
+LOOKUP_CALLS = frozenset({"getattr", "hasattr", "builtins.getattr"})
+LOOKUP_ANY = frozenset({"attrgetter", "methodcaller", "import_module", "__import__", "__getattribute__"})
 
 
 def names_bound_by(node: ast.AST) -> set[str]:

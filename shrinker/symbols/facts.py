@@ -41,7 +41,7 @@ import re
 from fnmatch import fnmatchcase
 from dataclasses import dataclass, field
 
-from shrinker.graph.bindings import NAMESPACE_CALLS, dotted
+from shrinker.graph.bindings import LOOKUP_ANY, LOOKUP_CALLS, NAMESPACE_CALLS, dotted
 from shrinker.graph.parse import resolve_relative
 from shrinker.symbols.guarded_lookups import quiet_nodes
 
@@ -62,10 +62,6 @@ _NOQA = re.compile(r"#\s*noqa\b", re.IGNORECASE)
 # Calls that resolve names in the CALLER's namespace (pydantic's model_rebuild() reads the
 # annotations' names from the calling module's globals): the caller's module is dynamic.
 _FRAME_NAMESPACE_CALLS = {"model_rebuild", "update_forward_refs"}
-# Calls that look a name up from a computed string: string-built names count in a module that has one.
-# setattr/delattr bind or unbind a name; they never read an existing one.
-_LOOKUP_CALLS = {"getattr", "hasattr", "builtins.getattr"}
-_LOOKUP_ANY = {"attrgetter", "methodcaller", "import_module", "__import__", "__getattribute__"}
 
 
 @dataclass
@@ -258,9 +254,9 @@ class _Collector(ast.NodeVisitor):
         if name.rsplit(".", 1)[-1] in ("import_module", "__import__") and node.args:
             self._imported_by_name(node.args[0], node.lineno)
         if not self.lookup:
-            if name in _LOOKUP_CALLS and len(node.args) >= 2 and not _is_str(node.args[1]):
+            if name in LOOKUP_CALLS and len(node.args) >= 2 and not _is_str(node.args[1]):
                 self.lookup = f"{name}(..., <computed name>) at line {node.lineno}"
-            elif name in _LOOKUP_ANY or name.rsplit(".", 1)[-1] in _LOOKUP_ANY or (name in NAMESPACE_CALLS and node.args):
+            elif name in LOOKUP_ANY or name.rsplit(".", 1)[-1] in LOOKUP_ANY or (name in NAMESPACE_CALLS and node.args):
                 self.lookup = f"{name}() at line {node.lineno}"
         if self._module_attr(name, node):
             return

@@ -284,6 +284,11 @@ def test_stores_nothing_can_read_go() -> None:
     by_name = code + "\n    def get(self, k):\n        return getattr(self, k)\n"
     assert "self.use_fused_clamp_act_mul = False" in run(by_name, words)
     assert "self.use_fused_clamp_act_mul = False" in run(code + "\n    def d(self):\n        return vars(self)\n", words)
+    # any lookup call of graph/bindings with a computed name reads by name too (`operator.methodcaller(k)`)
+    caller = code + "\n    def call(self, k):\n        return operator.methodcaller(k)(self)\n"
+    assert "self.use_fused_clamp_act_mul = False" in run(caller, words)
+    getter = code + '\n    def get(self):\n        return operator.attrgetter("act_fn")(self)\n'
+    assert "self.use_fused_clamp_act_mul" not in run(getter, words)  # a literal path names what it reads
     # a getattr with a literal name reads that name only (0.5.23's deepseek_v2 has 29 such calls)
     literal = code + '\n    def get(self):\n        return getattr(self, "act_fn", None)\n'
     assert "self.use_fused_clamp_act_mul" not in run(literal, words)
