@@ -473,7 +473,11 @@ def architecture_compare(left: cst.BaseExpression, target: cst.ComparisonTarget,
 
 def served_place(node: cst.BaseExpression, table: PredicateTable) -> bool:
     """`node` reads where the served model's architectures stand (`[architectures].served` globs), itself or
-    through a reader (`getattr(hf_config, "architectures", None)`, model_type_place)."""
+    through a reader (`getattr(hf_config, "architectures", None)`, model_type_place), or that place with an empty
+    fallback (`hf_config.architectures or []`: a removed architecture is in neither)."""
+    while isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or) \
+            and isinstance(node.right, (cst.List, cst.Tuple)) and not node.right.elements:
+        node = node.left
     name = model_type_place(node, table.readers)
     return name is not None and any(fnmatchcase(name, pattern) for pattern in table.served)
 

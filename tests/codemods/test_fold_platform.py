@@ -995,6 +995,23 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             inputs=self.inputs(),
         )
 
+    def test_the_served_architectures_with_an_empty_fallback(self) -> None:
+        """0.5.23 attention_hook.py / model_override_base.py: `"WhisperForConditionalGeneration" in
+        (model_config.hf_config.architectures or [])`; a fallback that may hold a name is no such read."""
+        self.assertCodemod(
+            """
+            qwen = "Qwen2ForCausalLM" in (model_config.hf_config.architectures or [])
+            mixtral = "MixtralForCausalLM" not in (self.hf_config.architectures or ()) and ready
+            other = "Qwen2ForCausalLM" in (model_config.hf_config.architectures or DEFAULT)
+            """,
+            """
+            qwen = False
+            mixtral = ready
+            other = "Qwen2ForCausalLM" in (model_config.hf_config.architectures or DEFAULT)
+            """,
+            inputs=self.inputs(),
+        )
+
     def test_the_served_model_type_is_a_kept_one(self) -> None:
         """0.5.23 serving_chat.py / hybrid_arch.py / model_config.py: the served checkpoint's model_type is
         one the kept architectures serve (rules' [architectures].model_types)."""
