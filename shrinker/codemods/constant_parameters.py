@@ -17,10 +17,13 @@ from functools import lru_cache
 from typing import Optional
 
 import libcst as cst
+import libcst.helpers  # noqa: F401  (cst.helpers)
+import libcst.matchers  # noqa: F401  (cst.matchers)
 
 from shrinker.codemods.base import ShrinkCodemod, remove_elements
 from shrinker.codemods.inputs import CodemodInputs
-from shrinker.graph.constant_parameters import ConstantParameter
+from shrinker.codemods.removed_imports import module_and_package
+from shrinker.graph.constant_parameters import ConstantParameter, plain_imports, resolved_module
 
 
 def _is_literal(node: cst.BaseExpression, value: bool) -> bool:
@@ -41,7 +44,10 @@ class RemoveConstantParameters(ShrinkCodemod):
     def __init__(self, context, inputs: CodemodInputs) -> None:
         super().__init__(context, inputs)
         table = inputs.constant_parameters
-        self._by_callee: dict[str, tuple[ConstantParameter, ...]] = table.unread() if table else {}
+        self._by_callee: dict[str, dict[str, tuple[ConstantParameter, ...]]] = table.unread() if table else {}
+        self._homonyms = table.homonyms if table else frozenset()
+        self._own_functions: set[str] = set()
+        self._imported: dict[str, set[str]] = {}
         prefix = (self.context.full_module_name or "") + ":"
         self._own = {key[len(prefix):]: {p.name for p in params if not p.read}
                      for key, params in (table.by_function.items() if table else ()) if key.startswith(prefix)}
@@ -52,6 +58,29 @@ class RemoveConstantParameters(ShrinkCodemod):
         table = inputs.constant_parameters
         unread = table.unread() if table else {}
         return bool(unread) and _calls_regex(tuple(sorted(unread))).search(source) is not None
+
+    def visit_Module(self, node: cst.Module) -> Optional[bool]:
+        # a homonym's call means the function the file binds to that name (graph/constant_parameters)
+        self._own_functions = {stmt.name.value for stmt in node.body if isinstance(stmt, cst.FunctionDef)}
+        found = cst.matchers.findall(node, cst.matchers.ImportFrom())
+        self._imported = plain_imports(
+            (cst.helpers.get_full_name_for_node(i.module) if i.module else None, bool(i.relative),
+             [] if isinstance(i.names, cst.ImportStar) else
+             [(cst.helpers.get_full_name_for_node(a.name), a.asname and a.evaluated_alias) for a in i.names])
+            for i in found)
+        return True
+
+    def _parameters_of(self, func: cst.BaseExpression) -> tuple[ConstantParameter, ...]:
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+        by_module = self._by_callee.get(name)
+        if not by_module:
+            return ()
+        if name not in self._homonyms:
+            return next(iter(by_module.values()))
+        if not isinstance(func, cst.Name):
+            return ()  # the table holds a homonym only when none of its calls is such a one
+        target = resolved_module(name, self._own_functions, self._imported, module_and_package(self.context)[0] or "")
+        return by_module.get(target, ()) if target else ()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> Optional[bool]:
         self._names.append(node.name.value)
@@ -92,9 +121,7 @@ class RemoveConstantParameters(ShrinkCodemod):
         return updated_node.with_changes(params=params.with_changes(**changes)) if changes else updated_node
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        func = updated_node.func
-        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
-        params = self._by_callee.get(name)
+        params = self._parameters_of(updated_node.func)
         if not params:
             return updated_node
         args = list(updated_node.args)

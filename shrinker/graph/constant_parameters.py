@@ -11,6 +11,12 @@ the tree may call a public function with any value. A function qualifies when:
 - its name is defined once in the whole tree (no override, no second function of that name) and every other
   occurrence of the name is a call (`f(...)`, `x.f(...)`) or a plain `from m import f`: no alias, no value
   (`partial(f)`, `register(f)`), no string (`getattr(x, "f")`), no unbound `Class.f(obj, ...)`;
+- or every definition of its name is a module-level function, one per module (homonyms: 0.5.23's
+  `get_moe_padding_size(is_aiter_moe)` in layers/moe/utils and `get_moe_padding_size(weight_block_size)` in
+  configs/update_config), and each occurrence resolves by the file's own bindings: a plain-name call or read
+  means the file's own module-level function of that name, else the module a plain absolute `from m import f`
+  names. A call that resolves to another homonym is that one's; one that resolves to none (`x.f(...)`, a
+  relative or aliased import, a re-export) disqualifies them all;
 - it has at least one call, and the parameter is assigned nowhere in it.
 A parameter is constant when every call binds it (by keyword, by position, or by omitting it where its default
 is one) to the same literal `True` or `False`, and no call spreads `*args` / `**kwargs` over it.
@@ -46,6 +52,8 @@ class ConstantParameter:
 class ConstantParameters:
     # "module:qualname" -> its constant parameters
     by_function: dict[str, tuple[ConstantParameter, ...]] = field(default_factory=dict)
+    # names of such functions that other module-level functions share (calls resolve by the caller's bindings)
+    homonyms: frozenset[str] = frozenset()
 
     def folds(self, module: str) -> dict[str, dict[str, bool]]:
         """qualname -> {parameter: value} of `module`'s functions whose constant parameters are still read."""
@@ -53,10 +61,15 @@ class ConstantParameters:
         return {key[len(prefix):]: {p.name: p.value for p in params if p.read}
                 for key, params in self.by_function.items() if key.startswith(prefix) and any(p.read for p in params)}
 
-    def unread(self) -> dict[str, tuple[ConstantParameter, ...]]:
-        """function name -> its constant parameters nothing reads (names are unique in the tree)."""
-        return {key.partition(":")[2].rpartition(".")[2]: tuple(p for p in params if not p.read)
-                for key, params in self.by_function.items() if any(not p.read for p in params)}
+    def unread(self) -> dict[str, dict[str, tuple[ConstantParameter, ...]]]:
+        """function name -> {its module: its constant parameters nothing reads}; one module unless the name is
+        one of `homonyms`."""
+        out: dict[str, dict[str, tuple[ConstantParameter, ...]]] = {}
+        for key, params in self.by_function.items():
+            if any(not p.read for p in params):
+                module, _, qualname = key.partition(":")
+                out.setdefault(qualname.rpartition(".")[2], {})[module] = tuple(p for p in params if not p.read)
+        return out
 
     def folding_modules(self) -> set[str]:
         """The modules defining a function whose constant parameters are still read."""
@@ -94,31 +107,69 @@ def _constant_parameters(texts: dict[str, str], wanted: Callable[[str], bool]) -
     defined: Counter[str] = Counter()
     for text in texts.values():
         defined.update(_DEFINITION.findall(text))
-    candidates: dict[str, _Candidate] = {}
+    candidates: dict[str, list[_Candidate]] = {}  # name -> its candidates (several only for homonyms)
     for rel in sorted(texts):  # only files naming a wanted word can define a candidate
         words = sorted(word for word in identifiers(texts[rel]) if wanted(word))
         if not words or not re.search(r"[(,]\s*(?:%s)\s*[:=,)]" % "|".join(words), texts[rel]):
             continue  # no word of them stands where a parameter does
         if (module := _parse(texts[rel])) is not None:
             for node, cls in _functions(module):
-                if defined[node.name] == 1 and (found := _candidate(node, cls, wanted)) is not None:
+                if (defined[node.name] == 1 or not cls) and (found := _candidate(node, cls, wanted)) is not None:
                     found.key = f"{module_of(rel)}:{cls + '.' if cls else ''}{node.name}"
-                    candidates[node.name] = found
+                    candidates.setdefault(node.name, []).append(found)
     if not candidates:
         return ConstantParameters()
+    homonyms = {name for name in candidates if defined[name] > 1}
+    top_level: dict[str, list[str]] = {name: [] for name in homonyms}  # name -> modules defining it at top level
+    targets: dict[str, set[str]] = {}  # homonym -> the modules its uses resolve to
     word = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, sorted(candidates))))
     for rel in sorted(texts):
         if word.search(texts[rel]) and (module := _parse(texts[rel])) is not None:
-            _read_uses(module, candidates)
-    out = ConstantParameters()
-    for name, found in sorted(candidates.items()):
-        if not found.ok or not found.calls:
-            continue
-        params = tuple(ConstantParameter(param, next(iter(values)), found.slots[param][0], param in found.read)
-                       for param, values in sorted(found.values.items())
-                       if param in found.slots and len(values) == 1 and None not in values)
-        if params:
-            out.by_function[found.key] = params
+            for name in _top_level_functions(module) & homonyms:
+                top_level[name].append(module_of(rel))
+            _read_uses(module, module_of(rel), candidates, homonyms, targets)
+    for name in homonyms:  # each definition a module-level function, one per module: calls can tell them apart
+        if len(top_level[name]) != defined[name] or len(set(top_level[name])) != defined[name] \
+                or not targets.get(name, set()) <= set(top_level[name]):  # a re-export: a module defining none
+            for found in candidates[name]:
+                found.ok = False
+    out = ConstantParameters(homonyms=frozenset(homonyms))
+    for name, group in sorted(candidates.items()):
+        for found in group:
+            if not found.ok or not found.calls:
+                continue
+            params = tuple(ConstantParameter(param, next(iter(values)), found.slots[param][0], param in found.read)
+                           for param, values in sorted(found.values.items())
+                           if param in found.slots and len(values) == 1 and None not in values)
+            if params:
+                out.by_function[found.key] = params
+    return out
+
+
+def _top_level_functions(module: ast.Module) -> set[str]:
+    return {stmt.name for stmt in module.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def resolved_module(name: str, own: set[str], imported: dict[str, set[str]], module: str) -> str | None:
+    """The module a plain `name` means in a file: its own module-level function, else the m of its plain
+    absolute `from m import name` imports; None when neither, or both, or two such m (the codemod resolves calls
+    the same way)."""
+    sources = imported.get(name, set())
+    if name in own:
+        return None if sources else module
+    return next(iter(sources)) if len(sources) == 1 else None
+
+
+def plain_imports(imports: Iterable[tuple[str | None, bool, Iterable[tuple[str, str | None]]]]
+                  ) -> dict[str, set[str]]:
+    """name -> the modules m of the plain absolute `from m import name`, from (m, relative, [(name, as-name)])
+    of a file's `from` imports."""
+    out: dict[str, set[str]] = {}
+    for source, relative, names in imports:
+        if source and not relative:
+            for name, asname in names:
+                if asname is None:
+                    out.setdefault(name, set()).add(source)
     return out
 
 
@@ -168,18 +219,45 @@ def _candidate(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str, wanted: C
     return _Candidate("", cls, slots, read) if slots else None
 
 
-def _read_uses(module: ast.Module, candidates: dict[str, _Candidate]) -> None:
-    """Record the calls of the candidates in `module`; any other use of one of their names disqualifies it."""
+def _read_uses(module: ast.Module, name_of_module: str, candidates: dict[str, list[_Candidate]],
+               homonyms: set[str], targets: dict[str, set[str]]) -> None:
+    """Record the calls of the candidates in `module`; any other use of one of their names disqualifies it (a
+    homonym's: the one it resolves to, or all of them when it resolves to none)."""
+    own = _top_level_functions(module)
+    imported = plain_imports((node.module, bool(node.level), [(a.name, a.asname) for a in node.names])
+                             for node in ast.walk(module) if isinstance(node, ast.ImportFrom))
+
+    def meant(name: str, plain: bool) -> tuple[list[_Candidate] | None, bool]:
+        """The candidates a use of `name` may mean (None: another homonym's), and whether it is known which."""
+        group = candidates[name]
+        if name not in homonyms:
+            return group, True
+        target = resolved_module(name, own, imported, name_of_module) if plain else None
+        if target is None:
+            return group, False  # unresolved: it may be any of them
+        targets.setdefault(name, set()).add(target)
+        return [c for c in group if c.key.partition(":")[0] == target] or None, True
+
+    def disqualify(name: str, plain: bool) -> None:
+        for found in meant(name, plain)[0] or ():
+            found.ok = False
+
     callees: set[int] = set()
     for node in ast.walk(module):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        found = candidates.get(name) if name else None
-        if found is None:
+        if not name or name not in candidates:
             continue
         callees.add(id(func))
+        group, known = meant(name, isinstance(func, ast.Name))
+        if group is None:
+            continue  # another function of that name
+        if not known:
+            disqualify(name, False)  # a homonym's call that resolves to none of them
+            continue
+        found = group[0]
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and found.cls \
                 and func.value.id == found.cls:
             found.ok = False  # `Class.method(obj, ...)`: its positions count `obj`
@@ -189,15 +267,17 @@ def _read_uses(module: ast.Module, candidates: dict[str, _Candidate]) -> None:
             found.values.setdefault(param, set()).add(_passed(node, param, index, default))
     for node in ast.walk(module):
         if isinstance(node, ast.Name) and node.id in candidates and id(node) not in callees:
-            candidates[node.id].ok = False
+            disqualify(node.id, True)
         elif isinstance(node, ast.Attribute) and node.attr in candidates and id(node) not in callees:
-            candidates[node.attr].ok = False
+            disqualify(node.attr, False)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in candidates:
-            candidates[node.value].ok = False
+            disqualify(node.value, False)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 if alias.asname and (alias.name in candidates or alias.asname in candidates):
-                    candidates.get(alias.name, candidates.get(alias.asname)).ok = False
+                    disqualify(alias.name if alias.name in candidates else alias.asname, False)
+                elif isinstance(node, ast.ImportFrom) and node.level and alias.name in homonyms:
+                    disqualify(alias.name, False)  # a relative import: resolved by neither side
 
 
 def _passed(call: ast.Call, param: str, index: int | None, default: ast.expr | None) -> bool | None:

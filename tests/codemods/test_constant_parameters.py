@@ -11,10 +11,11 @@ from shrinker.graph.constant_parameters import ConstantParameter, ConstantParame
 from shrinker.rules.load import load_rules
 
 
-def run(code: str, table: dict, codemods: list[str], module: str = "sglang.srt.x") -> str:
+def run(code: str, table: dict, codemods: list[str], module: str = "sglang.srt.x",
+        homonyms: frozenset[str] = frozenset()) -> str:
     inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed(origins={}, imported={}),
                            single_file_words=frozenset(),
-                           constant_parameters=ConstantParameters(by_function=table))
+                           constant_parameters=ConstantParameters(by_function=table, homonyms=homonyms))
     code = textwrap.dedent(code)
     result = transform_source(code, path="sglang/srt/x.py", module=module, inputs=inputs, codemods=codemods)
     assert result.status in ("success", "skip"), result.error
@@ -103,3 +104,26 @@ def test_a_call_in_another_module_loses_the_argument_the_definition_is_not_touch
     out = run(code, {"sglang.srt.x:weight_sizes": (ConstantParameter("is_aiter_moe", False, 2, False),)},
               ["remove_constant_parameters"], module="sglang.srt.y")
     assert "weight_sizes(8, True), is_aiter_moe" in out and "def weight_sizes_user(is_aiter_moe):" in out
+
+
+def test_a_homonym_s_calls_resolve_by_the_file_s_bindings() -> None:
+    """0.5.23: the fused MoE kernels call layers/moe/utils' `get_moe_padding_size(False)`; update_config calls its
+    own `get_moe_padding_size(weight_block_size)`, whose argument stays."""
+    table = {"sglang.srt.layers.moe.utils:get_moe_padding_size": (ConstantParameter("is_aiter_moe", False, 0, False),)}
+    importer = run('''
+        from sglang.srt.layers.moe.utils import get_moe_padding_size
+
+        padding_size = get_moe_padding_size(False)
+        ''', table, ["remove_constant_parameters"], module="sglang.kernels.ops.moe.fused",
+        homonyms=frozenset({"get_moe_padding_size"}))
+    assert "padding_size = get_moe_padding_size()" in importer
+    own = '''
+        def get_moe_padding_size(weight_block_size):
+            return 0
+
+
+        size = get_moe_padding_size(False)
+        '''
+    out = run(own, table, ["remove_constant_parameters"], module="sglang.srt.configs.update_config",
+              homonyms=frozenset({"get_moe_padding_size"}))
+    assert "def get_moe_padding_size(weight_block_size):" in out and "get_moe_padding_size(False)" in out

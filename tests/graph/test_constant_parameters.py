@@ -94,3 +94,46 @@ class FastPool(Pool):
 def test_only_wanted_names(tmp_path: Path) -> None:
     table = found(tmp_path, {"__init__.py": "", "sizes.py": SIZES})
     assert "is_concat" not in {p.name for p in table["pkg.sizes:weight_sizes"]}  # always True, but not a platform's
+
+
+PADDING = '''
+def get_padding(is_aiter_moe):
+    return 128 if is_aiter_moe else 0
+'''
+UPDATE = '''
+def get_padding(weight_block_size):
+    return 0 if weight_block_size is None else weight_block_size[0]
+
+
+def adjust(weight_block_size):
+    return get_padding(weight_block_size)
+'''
+
+
+def test_homonyms_resolve_through_the_caller_s_bindings(tmp_path: Path) -> None:
+    """0.5.23: layers/moe/utils' `get_moe_padding_size(is_aiter_moe)` is called with False by every importer;
+    configs/update_config defines and calls its own `get_moe_padding_size(weight_block_size)`."""
+    caller = '''
+        from pkg.moe_utils import get_padding
+
+        padding = get_padding(False)
+
+
+        def load():
+            return get_padding(is_aiter_moe=False)
+        '''
+    files = {"__init__.py": "", "moe_utils.py": PADDING, "update.py": UPDATE, "kernels.py": caller}
+    table = found(tmp_path / "a", files)
+    assert table["pkg.moe_utils:get_padding"] == (ConstantParameter("is_aiter_moe", False, 0, True),)
+    assert constant_parameters(tmp_path / "a", lambda n: WANTED.search(n) is not None).homonyms == {"get_padding"}
+    # a call that names neither definition (`x.get_padding`, a re-export, a relative import) leaves both
+    for n, (rel, code) in enumerate([
+            ("other.py", "import pkg.moe_utils as m\n\nm.get_padding(False)\n"),
+            ("reexport.py", "from pkg.kernels import get_padding\n\nget_padding(False)\n"),
+            ("relative.py", "from .moe_utils import get_padding\n\nget_padding(False)\n")]):
+        assert "pkg.moe_utils:get_padding" not in found(tmp_path / f"b{n}", {**files, rel: code})
+    # a second definition that is no module-level function (a method) leaves it: a call cannot tell them apart
+    method = UPDATE + "\n\nclass Config:\n    def get_padding(self, is_aiter_moe):\n        return 0\n"
+    assert "pkg.moe_utils:get_padding" not in found(tmp_path / "c", {**files, "update.py": method})
+    # another value passed to the homonym of the same name does not count against it
+    assert "pkg.update:get_padding" not in table
