@@ -34,6 +34,7 @@ from __future__ import annotations
 
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, ClassVar, Mapping, Optional
@@ -695,14 +696,19 @@ def string_collections(tree: cst.Module, folder: "Folder",
                        single_file_words: Optional[frozenset[str]]) -> dict[str, cst.Tuple]:
     """Names bound as empty_constants' are, but to a tuple or frozenset literal of strings only (`_GEMMA4_MODEL_TYPES
     = ("gemma4", "gemma4_unified")`, `frozenset({"A", "B"})`): name -> the strings as a tuple. Neither can
-    change, so `x in NAME` is `x in ("gemma4", "gemma4_unified")`."""
+    change, so `x in NAME` is `x in ("gemma4", "gemma4_unified")`. A set or list literal can (`.add`), so it
+    counts only where the module reads it as `in`'s right operand and nowhere else (0.5.23 qwen3_vl's
+    `_HOPPER_QWEN3_VL_TYPES = {"qwen3_vl", "qwen3_vl_moe"}`)."""
     candidates = {}
+    mutable: set[str] = set()
     for _, name, value in _single_bindings(tree.body):
         if not (name.startswith("_") or (single_file_words is not None and name in single_file_words)):
             continue
         if (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "frozenset"
                 and len(value.args) == 1 and not value.args[0].keyword and not value.args[0].star):
             value = value.args[0].value
+        elif isinstance(value, (cst.Set, cst.List)):
+            mutable.add(name)
         elif not isinstance(value, cst.Tuple):
             continue
         if not isinstance(value, (cst.Tuple, cst.Set, cst.List)) or not value.elements:
@@ -713,7 +719,33 @@ def string_collections(tree: cst.Module, folder: "Folder",
         return {}
     bindings = BindingCounts(folder)
     tree.visit(bindings)
-    return {n: t for n, t in candidates.items() if bindings.count.get(n) == 1}
+    tested = _membership_only(tree, mutable & candidates.keys())
+    return {n: t for n, t in candidates.items() if bindings.count.get(n) == 1 and (n not in mutable or n in tested)}
+
+
+def _membership_only(tree: cst.Module, names: set[str]) -> set[str]:
+    """Those of `names` whose every occurrence but its one binding is the right operand of `in` / `not in`."""
+    if not names:
+        return set()
+    seen: Counter[str] = Counter()
+    tested: Counter[str] = Counter()
+
+    class Count(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in names:
+                seen[node.value] += 1
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)  # `x._NAME` is another object's attribute
+            return False
+
+        def visit_ComparisonTarget(self, node: cst.ComparisonTarget) -> None:
+            if isinstance(node.operator, (cst.In, cst.NotIn)) and isinstance(node.comparator, cst.Name) \
+                    and node.comparator.value in names:
+                tested[node.comparator.value] += 1
+
+    tree.visit(Count())
+    return {n for n in names if seen[n] == tested[n] + 1}
 
 
 def _single_bindings(statements) -> list[tuple[int, str, cst.BaseExpression]]:

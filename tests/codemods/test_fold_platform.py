@@ -1050,20 +1050,24 @@ class TestRemovedArchitectures(PlatformCodemodTest):
 
     def test_a_named_tuple_of_strings_tests_as_its_literal(self) -> None:
         """0.5.23 hf_transformers/config.py: `config.model_type in _GEMMA4_MODEL_TYPES`, a private tuple bound
-        once, tests as the literal does; a name bound twice, a list (it can grow), or a public name another
-        file may rebind (single_file_words unknown here) stays."""
+        once, tests as the literal does, and so does a set only `in` reads (qwen3_vl's `_HOPPER_QWEN3_VL_TYPES`);
+        a name bound twice, a list that may grow (read otherwise than by `in`), or a public name another file
+        may rebind (single_file_words unknown here) stays."""
         self.assertCodemod(
             """
             _GEMMA4_MODEL_TYPES = (
                 "gemma4",
                 "gemma4_unified",
             )
+            _HOPPER_TYPES = {"qwen3_vl", "qwen3_vl_moe"}
             _MIXED = frozenset({"deepseek_v3", "glm5"})
             _GROWS = ["gemma4"]
+            _GROWS.append(extra)
             PUBLIC = ("gemma4",)
             _TWICE = ("gemma4",)
             _TWICE = ("glm5",)
             gemma = config.model_type in _GEMMA4_MODEL_TYPES
+            hopper = config.model_type not in _HOPPER_TYPES
             mixed = config.model_type in _MIXED
             grows = config.model_type in _GROWS
             public = config.model_type not in PUBLIC
@@ -1074,12 +1078,15 @@ class TestRemovedArchitectures(PlatformCodemodTest):
                 "gemma4",
                 "gemma4_unified",
             )
+            _HOPPER_TYPES = {"qwen3_vl", "qwen3_vl_moe"}
             _MIXED = frozenset({"deepseek_v3", "glm5"})
             _GROWS = ["gemma4"]
+            _GROWS.append(extra)
             PUBLIC = ("gemma4",)
             _TWICE = ("gemma4",)
             _TWICE = ("glm5",)
             gemma = False
+            hopper = True
             mixed = config.model_type in _MIXED
             grows = config.model_type in _GROWS
             public = config.model_type not in PUBLIC
