@@ -14,7 +14,9 @@ A local is such a constant when (each checked, else it is left alone):
   or as a flag fold_platform rewrites to its truth: `y and _is_hip` becomes `False`), None from a call the
   fold decides (`aiter_result = try_aiter_fused_mhc_post_pre(...)`, a function that always returns None:
   `aiter_result is not None` is False), or a literal True or False when the platform vocabulary names the
-  local (`use_aiter_rope = False`; a plain `debug = False` is a setting and stays);
+  local (`use_aiter_rope = False`; a plain `debug = False` is a setting and stays) or another binding is a
+  value the fold decides to that literal (deepseek_v4_memory_pool's `index_k_page8 = _is_hip and ...`, then
+  `index_k_page8 = False` inside `if index_k_page8:`);
 - every read comes after one of those statements in the same block, or inside a statement that follows
   it there: each read sees a binding (upstream would raise UnboundLocalError otherwise, and a fold must
   not turn that into a value).
@@ -23,7 +25,7 @@ A local is such a constant when (each checked, else it is left alone):
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
 import libcst as cst
 import libcst.matchers  # noqa: F401  (cst.matchers)
@@ -113,13 +115,19 @@ _UNDECIDED = object()
 _CONSTANTS = {"True": True, "False": False, "None": None}
 
 
+class _Literal(NamedTuple):
+    """A literal True/False binding of a local the vocabulary does not name: it decides nothing alone."""
+    value: bool
+
+
 def _decided(name: str, value: cst.BaseExpression, folder: "Folder", vocabulary: Optional[re.Pattern]):
-    """The constant (True, False or None) one binding gives its local, or _UNDECIDED."""
+    """The constant (True, False or None) one binding gives its local, a _Literal, or _UNDECIDED."""
     folded = folder.fold(value, as_value=True)
     if folded.pred and folded.pure and isinstance(folded.node, cst.Name) and folded.node.value in _CONSTANTS:
         return _CONSTANTS[folded.node.value]
     if isinstance(value, cst.Name) and value.value in ("True", "False"):
-        return value.value == "True" if vocabulary is not None and vocabulary.search(name) else _UNDECIDED
+        literal = value.value == "True"
+        return literal if vocabulary is not None and vocabulary.search(name) else _Literal(literal)
     if isinstance(value, _FLAG_SHAPES):
         folded = folder.fold(value)
         if folded.pred and folded.pure and isinstance(folded.value, bool):
@@ -210,7 +218,9 @@ class _FunctionConstants(PerFunction):
                     if name in found:
                         continue
                     decided = {_decided(name, v, self.folder, self.vocabulary) for v in values}
-                    if len(decided) == 1 and _UNDECIDED not in decided:
+                    literals = {d.value for d in decided if isinstance(d, _Literal)}
+                    decided -= {_Literal(v) for v in literals}
+                    if len(decided) == 1 and _UNDECIDED not in decided and literals <= decided:
                         new[name] = decided.pop()
                 if not new:
                     return found

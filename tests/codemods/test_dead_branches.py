@@ -767,6 +767,46 @@ def test_a_local_bound_in_a_block_decides_the_branches_below_it() -> None:
     assert "def get_rope(dim):\n    debug = False\n    if debug:\n        print(dim)\n    return rope(dim)\n" in result.code
 
 
+def test_a_literal_agreeing_with_a_decided_binding_folds() -> None:
+    # 0.5.23 deepseek_v4_memory_pool.py: `index_k_page8 = _is_hip and envs...get()`, then `index_k_page8 = False`
+    # inside `if index_k_page8:`; a literal that disagrees (`other = True`), or literals alone (`debug`), stay
+    from shrinker.codemods.pipeline import transform_source
+
+    source = textwrap.dedent(
+        """
+        def build(ratio):
+            index_k_page8 = _is_hip and envs.PAGE8.get()
+            if index_k_page8:
+                from sglang.kernels.ops.attention.dsv4.fp4_indexer_hip import aiter_has_fp4_rowgroup
+
+                index_k_page8 = False
+            pools = make(page8=ratio == 1 and index_k_page8)
+            other = _is_hip and ready()
+            if other:
+                other = True
+            debug = False
+            if ratio:
+                debug = False
+            return pools, other, debug
+        """
+    )
+    result = transform_source(source, path="sglang/srt/x.py", module="sglang.srt.x",
+                              inputs=deepseek_inputs(), codemods=["fold_platform"])
+    assert result.status == "success", result.error
+    assert result.code == textwrap.dedent(
+        """
+        def build(ratio):
+            pools = make(page8=False)
+            other = False
+            if other:
+                other = True
+            debug = False
+            if ratio:
+                debug = False
+            return pools, other, debug
+        """), result.code
+
+
 def test_a_branch_for_another_stack_s_torch_build_goes() -> None:
     # 0.5.23 sgl_kernel/__init__.py: `if hasattr(torch.version, "musa") and torch.version.musa is not None:`
     result = run_transform(RemoveDeadBranches, textwrap.dedent(
