@@ -68,17 +68,37 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
                                      - count_lines((tree / rel).read_text(errors="replace")) for rel in files)
         edited |= set(files)
     if inputs is not None and not failures:
-        # a parameter the rounds left unread (`_input_norm(x, allow_aiter_quant=False)` once the ROCm read in
-        # its body went) leaves its signature and every call, as in the last folding batch
-        inputs.constant_parameters = tree_constant_parameters(tree, rules)
-        work = parameter_work(tree, inputs.constant_parameters)
-        before = {rel: (tree / rel).read_bytes() for files in work.values() for rel in files}
-        findings: list[str] = []
-        outcome.lines_removed += run_codemods(work, tree, inputs, number, outcome, failures, findings, set(),
-                                              jobs=jobs, label="refold: ")
-        failures.extend(findings)  # a def and its calls change together or not at all: the gate judges
-        edited |= {rel for rel, data in before.items() if (tree / rel).read_bytes() != data}
+        # a parameter the rounds left unread (overrides' `_check_dsa_backend_constraints(..., hip=False)` once
+        # the ROCm read in its body went) leaves its signature and every call, as in the last folding batch
+        edited |= drop_unread_parameters(tree, rules, inputs, number, outcome, failures, jobs=jobs, label="refold: ")
     outcome.files_edited = len(edited)  # a file two rounds edit counts once
+    return failures
+
+
+def drop_unread_parameters(tree: Path, rules, inputs, number: int, outcome: BatchOutcome, failures: list[str], *,
+                           jobs: int, label: str) -> set[str]:
+    """Run `remove_constant_parameters` on the tree's unread constant parameters (read from the tree as it
+    stands); add to `outcome` and `failures`; return the files it edited."""
+    inputs.constant_parameters = tree_constant_parameters(tree, rules)
+    work = parameter_work(tree, inputs.constant_parameters)
+    before = {rel: (tree / rel).read_bytes() for files in work.values() for rel in files}
+    findings: list[str] = []
+    outcome.lines_removed += run_codemods(work, tree, inputs, number, outcome, failures, findings, set(),
+                                          jobs=jobs, label=label)
+    failures.extend(findings)  # a def and its calls change together or not at all: the gate judges
+    return {rel for rel, data in before.items() if (tree / rel).read_bytes() != data}
+
+
+def unread_parameters(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *, jobs: int) -> list[str]:
+    """The parameter step alone, after the passes that followed the refold: a dead-symbol pass may take a
+    function's last caller that passed another value (0.5.23's deepseek_v4_platform_stage, the other caller of
+    `_input_norm(x, allow_aiter_quant=False)`). Counts go to `outcome`; returns the codemods' failures."""
+    batch = plan["batches"][number - 1]
+    removed = removed_through(plan, number, tree)
+    inputs = tree_inputs(tree, rules, removed, batch_table(rules, batch, removed), folds=False)
+    failures: list[str] = []
+    outcome.files_edited = len(drop_unread_parameters(tree, rules, inputs, number, outcome, failures, jobs=jobs,
+                                                      label="parameters: "))
     return failures
 
 

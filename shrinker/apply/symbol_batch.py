@@ -6,7 +6,9 @@ symbols, gates the result like any batch and commits it as `shrink: batch N — 
 When the graph finds nothing dead or a pass changes no file, the pass refolds instead (apply/refold.py:
 the platform fold over every kept file, with the tables of the tree as the passes left it; committed as
 `(pass k: refold)`) and the passes go on, at most MAX_REFOLDS times; the loop stops when a refold changes
-nothing (it commits nothing), when a pass finds nothing after the last refold allowed, or when a pass fails
+nothing (it commits nothing), when a pass finds nothing after the last refold allowed (then, if passes removed
+code after the refold, the refold's parameter step runs once more, committed as `(pass k: parameters)`: a
+removed caller may have been the last to pass another value), or when a pass fails
 its gate (it is rolled back; the passes before it stay committed, each having passed its own gate, and
 apply/run.py marks the newest of them so that the next run resumes the batch at the failed pass).
 
@@ -31,7 +33,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shrinker.apply.refold import refold
+from shrinker.apply.refold import refold, unread_parameters
 from shrinker.apply.run import BatchOutcome, gate_and_commit
 from shrinker.graph.discover import module_of
 from shrinker.codemods.inputs import CodemodInputs, Removed
@@ -195,6 +197,7 @@ def apply_symbol_batch(repo, tree: Path, plan: dict, number: int, rules, *, jobs
     codemods = [e["name"] for e in batch["codemods"]]
     outcomes: list[BatchOutcome] = []
     refolds = 0
+    refold_pass = 0  # the pass that refolded
     for k in range(first_pass, max_passes + 1):
         start = time.perf_counter()
         outcome = BatchOutcome(number, f"{batch['name']} (pass {k})", symbol_pass=k)
@@ -203,8 +206,14 @@ def apply_symbol_batch(repo, tree: Path, plan: dict, number: int, rules, *, jobs
         if result is None or not result.files_changed:
             # the fixpoint: nothing (more) to remove; a refold may make more dead (apply/refold.py)
             if refolds == max_refolds:
+                if refolds and k > refold_pass + 1:  # passes ran after the refold: their removals may leave
+                    outcome = _parameters_pass(repo, tree, plan, number, rules, k, start, jobs=jobs,  # parameters
+                                               dry_run=dry_run, delete_modules=delete_modules, **gate)
+                    if outcome is not None:
+                        outcomes.append(outcome)
                 break
             refolds += 1
+            refold_pass = k
             outcome = _refold_pass(repo, tree, plan, number, rules, k, start, jobs=jobs, dry_run=dry_run,
                                    delete_modules=delete_modules, **gate)
             if outcome is None:
@@ -238,9 +247,25 @@ def _refold_pass(repo, tree: Path, plan: dict, number: int, rules, k: int, start
                  dry_run: bool, delete_modules: bool, **gate) -> BatchOutcome | None:
     """Pass `k` as a refold (apply/refold.py) with the unreachable modules it leaves; gated and committed like a
     symbol pass. None when it changed no file (nothing is committed)."""
+    return _whole_tree_pass(repo, tree, plan, number, k, start, "refold", refold, jobs=jobs, dry_run=dry_run,
+                            delete_modules=delete_modules, rules=rules, **gate)
+
+
+def _parameters_pass(repo, tree: Path, plan: dict, number: int, rules, k: int, start: float, *, jobs: int,
+                     dry_run: bool, delete_modules: bool, **gate) -> BatchOutcome | None:
+    """Pass `k` as the refold's parameter step alone (apply/refold.unread_parameters), once the passes after the
+    refold settled; gated and committed like a symbol pass. None when it changed no file."""
+    return _whole_tree_pass(repo, tree, plan, number, k, start, "parameters", unread_parameters, jobs=jobs,
+                            dry_run=dry_run, delete_modules=delete_modules, rules=rules, **gate)
+
+
+def _whole_tree_pass(repo, tree: Path, plan: dict, number: int, k: int, start: float, kind: str, work, *, rules,
+                     jobs: int, dry_run: bool, delete_modules: bool, **gate) -> BatchOutcome | None:
+    """Pass `k` as `work(tree, plan, number, rules, outcome, jobs=)` over the tree, with the unreachable modules it
+    leaves; gated and committed like a symbol pass. None when it changed no file (nothing is committed)."""
     batch = plan["batches"][number - 1]
-    outcome = BatchOutcome(number, f"{batch['name']} (pass {k}: refold)", symbol_pass=k)
-    failures = refold(tree, plan, number, rules, outcome, jobs=jobs)
+    outcome = BatchOutcome(number, f"{batch['name']} (pass {k}: {kind})", symbol_pass=k)
+    failures = work(tree, plan, number, rules, outcome, jobs=jobs)
     if not outcome.files_edited and not failures:
         return None
     cut = delete_unreachable(tree, rules, jobs) if delete_modules and not failures else ModuleCut()
