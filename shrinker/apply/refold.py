@@ -7,7 +7,7 @@ attribute constant now; a local bound to `False` by an earlier fold (`qwen_bcg =
 attributes it sets; a function whose HIP branch went returns a constant; a class whose constructors all went
 is only tested against (graph/tested_classes: `isinstance(pool, MiniMaxSparseKVPool)` is False). So the
 symbol batch, when a pass finds nothing dead, runs `fold_platform` + `remove_dead_imports` +
-`remove_unused_names` + `remove_unread_predicate_imports` over every kept file with the tables read from the
+`remove_unused_names` + `remove_unread_predicate_imports` + `remove_platform_enum_members` over every kept file with the tables read from the
 tree as it stands (the plan's removals, the platform's predicate table), then again over the files a round
 changed (their own facts moved: an attribute the round made constant), up to MAX_ROUNDS; then a parameter the rounds left unread leaves its signature and every call
 (`remove_constant_parameters`, as in the last folding batch). The pass is gated and committed like a symbol
@@ -22,13 +22,17 @@ from pathlib import Path
 from shrinker.apply.run import (BatchOutcome, batch_table, parameter_work, removed_through, run_codemods,
                                 tree_constant_parameters, tree_inputs)
 from shrinker.graph.discover import module_of
+from shrinker.graph.enum_members import platform_enum_members
 from shrinker.graph.parse import count_lines
 from shrinker.graph.sources import python_sources
 from shrinker.graph.tested_classes import classes_only_tested
 
 # remove_unread_predicate_imports: a predicate import whose last read an earlier batch took while the module
 # still counted as read whole (bootstrap's `cpu_has_amx_support`) goes in this sweep over the final tree
-REFOLD_CODEMODS = ("fold_platform", "remove_dead_imports", "remove_unused_names", "remove_unread_predicate_imports")
+# remove_platform_enum_members: an enum member of another platform is unnamed only once the passes took its
+# last readers (graph/enum_members reads the whole tree)
+REFOLD_CODEMODS = ("fold_platform", "remove_dead_imports", "remove_unused_names", "remove_unread_predicate_imports",
+                   "remove_platform_enum_members")
 MAX_ROUNDS = 3  # 0.5.23: the second round settles what the first made constant in the same file
 
 
@@ -42,6 +46,7 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
     edited: set[str] = set()
     tested = classes_only_tested(tree)  # a round only removes code: the set stays true, if not whole
     kept_modules = frozenset(module_of(rel) for rel, _ in python_sources(tree))
+    members = None
     inputs = None
     for k in range(1, MAX_ROUNDS + 1):
         if not files:
@@ -50,6 +55,10 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
         inputs = tree_inputs(tree, rules, removed, batch_table(rules, batch, removed), folds=True, literals=True)
         inputs.tested_only_classes = tested
         inputs.kept_modules = kept_modules
+        if members is None:  # a round only removes code: an unnamed member stays unnamed
+            strings = inputs.table.strings
+            members = platform_enum_members(tree, lambda value: value in strings)
+        inputs.platform_enum_members = members
         before = {rel: (tree / rel).read_bytes() for rel in files}
         left: list[str] = []
         with_findings: set[str] = set()

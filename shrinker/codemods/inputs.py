@@ -83,6 +83,9 @@ class CodemodInputs:
     # The kept tree's modules (None = not known: remove_unread_predicate_imports drops nothing, since
     # `from pkg import name` may import a submodule, which runs it).
     kept_modules: frozenset[str] | None = None
+    # Enum class -> its members of another platform no kept code names (graph/enum_members; None = not known:
+    # remove_platform_enum_members removes nothing)
+    platform_enum_members: Mapping[str, frozenset[str]] | None = None
 
     def __post_init__(self) -> None:
         if self.table is None:

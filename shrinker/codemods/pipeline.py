@@ -55,7 +55,7 @@ CODEMODS: dict[str, type[ShrinkCodemod]] = {
 # Modules of codemods written alongside these; each may be absent while it is being written.
 _OPTIONAL_MODULES = ("removed_imports", "registries", "cli_choices", "unused_names", "platform_bound",
                      "platform_classes", "dead_symbols", "device_backends", "architecture_literals", "records",
-                     "entry_classes", "constant_parameters", "record_tables")
+                     "entry_classes", "constant_parameters", "record_tables", "enum_members")
 
 
 def _load_optional() -> None:

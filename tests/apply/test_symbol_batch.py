@@ -15,6 +15,8 @@ from tests.conftest import FIXTURES
 
 EXTRAS = '''
 """Symbols of every kind the symbol batch judges."""
+from enum import Enum
+
 from .linear import linear_layers
 
 HANDLERS = {}
@@ -90,10 +92,20 @@ def scale(x, use_npu=False):
     return x * 2
 
 
+class DeviceBackend(Enum):
+    CUDA = "cuda"
+    NPU = "npu"
+
+
+def backend_of(name) -> DeviceBackend:
+    return DeviceBackend(name)
+
+
 HANDLERS["run"] = lambda mode: Runner().run(mode)
 HANDLERS["hook"] = "pkg.extras:named_in_string"
 HANDLERS["work"] = lambda: Worker().step()
 HANDLERS["layers"] = lambda model: linear_layers(model)
+HANDLERS["backend"] = backend_of
 '''
 
 # A class nothing builds, tested in a comprehension's filter: the refold's fold finds the filter always False
@@ -217,6 +229,9 @@ def test_each_pass_commits_until_one_finds_nothing(project, monkeypatch):
     assert "def scale(x):" in extras and passes[4].codemods["parameters: remove_constant_parameters"]["success"] == 1
     assert passes[2].codemods["refold: remove_constant_parameters"]["success"] == 1
     assert "isinstance(m, LinearAttention)" in (tree / "python/pkg/linear.py").read_text()
+    # the refold took the enum member whose value names the platform and which nothing names (the fixture's
+    # pkg.backends_lazy has a class `Backend`: an enum of that name would keep its members)
+    assert 'CUDA = "cuda"' in extras and "NPU" not in extras
     for path in tree.rglob("*.py"):
         if path.name != "broken.py":  # the fixture's deliberately broken file stays as it was
             compile(path.read_text(), str(path), "exec")
@@ -300,10 +315,12 @@ def test_a_symbol_batch_takes_no_categories(mini_rules):
 
 def test_nothing_dead_marks_the_batch_applied_with_an_empty_commit(project, monkeypatch):
     from shrinker import paths
-    from shrinker.apply import symbol_batch
+    from shrinker.apply import refold, symbol_batch
     from shrinker.apply.run import apply_batches
 
     monkeypatch.setattr(symbol_batch, "run_pass", lambda tree, number, *a, **k: (None, 0))
+    # nor any refold work: the fixture's DeviceBackend.NPU would go in the refold
+    monkeypatch.setattr(refold, "platform_enum_members", lambda tree, names_platform: {})
     outcomes = apply_batches("mini", all_batches=True, jobs=1, use_verify=False)
     assert [(o.number, o.name, o.gate) for o in outcomes][-1] == (4, "dead symbols (nothing dead)", "passed")
     tree = paths.work_tree_dir("mini", project["upstream"].version)
