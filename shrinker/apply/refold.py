@@ -6,11 +6,12 @@ left in one file only (`self.use_npu_arch35_mxfp8_wo_a`, whose other readers wer
 attribute constant now; a local bound to `False` by an earlier fold (`qwen_bcg = False`, batch 4) folds the
 attributes it sets; a function whose HIP branch went returns a constant; a class whose constructors all went
 is only tested against (graph/tested_classes: `isinstance(pool, MiniMaxSparseKVPool)` is False). So the
-symbol batch, when a pass finds nothing dead, runs `fold_platform` + `remove_dead_imports` +
+symbol batch, when a pass finds nothing dead, runs `drop_never_produced_members` + `fold_platform` + `remove_dead_imports` +
 `remove_unused_names` + `remove_unread_predicate_imports` + `remove_platform_enum_members` over every kept file with the tables read from the
 tree as it stands (the plan's removals, the platform's predicate table), then again over the files a round
 changed (their own facts moved: an attribute the round made constant), up to MAX_ROUNDS; then a parameter the rounds left unread leaves its signature and every call
-(`remove_constant_parameters`, as in the last folding batch). The pass is gated and committed like a symbol
+(`remove_constant_parameters`, as in the last folding batch); before that, the enum members no code produced
+whose tests the rounds took lose their definitions once nothing names them (`drop_unnamed_members`). The pass is gated and committed like a symbol
 pass, and the dead-symbol passes run again on what it left.
 """
 
@@ -22,7 +23,7 @@ from pathlib import Path
 from shrinker.apply.run import (BatchOutcome, batch_table, parameter_work, removed_through, run_codemods,
                                 tree_constant_parameters, tree_inputs)
 from shrinker.graph.discover import module_of
-from shrinker.graph.enum_members import platform_enum_members
+from shrinker.graph.enum_members import enum_facts, never_produced, platform_members, unnamed_members
 from shrinker.graph.parse import count_lines
 from shrinker.graph.sources import python_sources
 from shrinker.graph.tested_classes import classes_only_tested
@@ -31,8 +32,10 @@ from shrinker.graph.tested_classes import classes_only_tested
 # still counted as read whole (bootstrap's `cpu_has_amx_support`) goes in this sweep over the final tree
 # remove_platform_enum_members: an enum member of another platform is unnamed only once the passes took its
 # last readers (graph/enum_members reads the whole tree)
-REFOLD_CODEMODS = ("fold_platform", "remove_dead_imports", "remove_unused_names", "remove_unread_predicate_imports",
-                   "remove_platform_enum_members")
+# drop_never_produced_members: members no code produces leave the literals and tables only tests read (fold_platform
+# decides the tests themselves)
+REFOLD_CODEMODS = ("drop_never_produced_members", "fold_platform", "remove_dead_imports", "remove_unused_names",
+                   "remove_unread_predicate_imports", "remove_platform_enum_members")
 MAX_ROUNDS = 3  # 0.5.23: the second round settles what the first made constant in the same file
 
 
@@ -46,6 +49,7 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
     edited: set[str] = set()
     tested = classes_only_tested(tree)  # a round only removes code: the set stays true, if not whole
     kept_modules = frozenset(module_of(rel) for rel, _ in python_sources(tree))
+    facts = enum_facts(tree)  # a round only removes code: an unnamed member stays unnamed, an unmade one unmade
     members = None
     inputs = None
     for k in range(1, MAX_ROUNDS + 1):
@@ -55,10 +59,11 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
         inputs = tree_inputs(tree, rules, removed, batch_table(rules, batch, removed), folds=True, literals=True)
         inputs.tested_only_classes = tested
         inputs.kept_modules = kept_modules
-        if members is None:  # a round only removes code: an unnamed member stays unnamed
+        if members is None:
             strings = inputs.table.strings
-            members = platform_enum_members(tree, lambda value: value in strings)
+            members = platform_members(facts, lambda value: value in strings)
         inputs.platform_enum_members = members
+        inputs.never_produced_members = never_produced(facts)
         before = {rel: (tree / rel).read_bytes() for rel in files}
         left: list[str] = []
         with_findings: set[str] = set()
@@ -76,12 +81,32 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
         outcome.lines_removed += sum(count_lines(before[rel].decode(errors="replace"))
                                      - count_lines((tree / rel).read_text(errors="replace")) for rel in files)
         edited |= set(files)
+    if inputs is not None and not failures and inputs.never_produced_members:
+        edited |= drop_unnamed_members(tree, inputs, number, outcome, failures, jobs=jobs)
     if inputs is not None and not failures:
         # a parameter the rounds left unread (overrides' `_check_dsa_backend_constraints(..., hip=False)` once
         # the ROCm read in its body went) leaves its signature and every call, as in the last folding batch
         edited |= drop_unread_parameters(tree, rules, inputs, number, outcome, failures, jobs=jobs, label="refold: ")
     outcome.files_edited = len(edited)  # a file two rounds edit counts once
     return failures
+
+
+def drop_unnamed_members(tree: Path, inputs, number: int, outcome: BatchOutcome, failures: list[str], *,
+                         jobs: int) -> set[str]:
+    """The definitions of the never-produced members whose tests the rounds took, once nothing names them
+    (graph/enum_members.unnamed_members, read from the tree as the rounds left it: a file a finding put back
+    still names its members, which then stay); returns the files edited."""
+    members = unnamed_members(enum_facts(tree), inputs.never_produced_members)
+    if not members:
+        return set()
+    inputs.platform_enum_members = members
+    files = sorted(rel for rel, text in python_sources(tree) if any(f"class {name}" in text for name in members))
+    before = {rel: (tree / rel).read_bytes() for rel in files}
+    findings: list[str] = []
+    outcome.lines_removed += run_codemods({("remove_platform_enum_members",): files}, tree, inputs, number, outcome,
+                                          failures, findings, set(), jobs=jobs, label="refold: unnamed members: ")
+    failures.extend(findings)
+    return {rel for rel, data in before.items() if (tree / rel).read_bytes() != data}
 
 
 def drop_unread_parameters(tree: Path, rules, inputs, number: int, outcome: BatchOutcome, failures: list[str], *,

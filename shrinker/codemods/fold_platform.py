@@ -51,6 +51,7 @@ from shrinker.rules.parameters import fixed_values
 from shrinker.codemods.attribute_constants import attribute_constants, read_attributes, unread_attributes
 from shrinker.codemods.bindings import BindingCounts, TargetVisitor, idle_globals
 from shrinker.codemods.constant_calls import constant_calls, constant_words
+from shrinker.codemods.enum_members import never_produced_compare
 from shrinker.graph.constant_functions import ConstantReturn
 from shrinker.codemods.local_constants import drop_unread_constants, function_constants
 from shrinker.codemods.served_locals import ServedLocal, architecture_element, served_locals
@@ -174,6 +175,8 @@ class Folder:
         # Locals of the functions being folded that hold the served model's architecture or model_type
         # (codemods/served_locals): `arch = architectures[0] if architectures else ""`.
         self.served_locals: dict[str, ServedLocal] = {}
+        # Enum members no code produces (graph/enum_members.never_produced): `st == StateType.QSA_PENDING` is False.
+        self.never_produced: Mapping[str, frozenset[str]] = inputs.never_produced_members or {}
 
     # -- purity --------------------------------------------------------------------------------
     def pure(self, node: cst.BaseExpression) -> bool:
@@ -519,6 +522,10 @@ class Folder:
             value = isinstance(op, cst.Is)
             return Fold(constant(value), value, True, True)
         value = self._literal_compare(left, target)
+        if value is None:
+            value = never_produced_compare(left, op, right, self.never_produced)
+            if value is not None and not self.pure(node):
+                return Fold(node, value, False, True)
         if value is not None:
             return Fold(constant(value), value, True, True)
         # a feature value rule (`fa_impl_ver == 4`, `mambaish_config(x) is None`) first, then platform strings
@@ -1102,6 +1109,7 @@ def predicate_triggers(inputs: CodemodInputs, extra: tuple[str, ...] = ()) -> re
                           + (inputs.returned_literals.words() if inputs.returned_literals else ())
                           + tuple(sorted(inputs.unset_attributes or ()))
                           + tuple(sorted(inputs.tested_only_classes or ()))
+                          + tuple(sorted({m for ms in (inputs.never_produced_members or {}).values() for m in ms}))
                           + (inputs.constant_parameters.words() if inputs.constant_parameters else ())
                           + _sorted_names(inputs.table.architectures)
                           + model_type_words(inputs.rules.architectures)

@@ -86,6 +86,9 @@ class CodemodInputs:
     # Enum class -> its members of another platform no kept code names (graph/enum_members; None = not known:
     # remove_platform_enum_members removes nothing)
     platform_enum_members: Mapping[str, frozenset[str]] | None = None
+    # Enum class -> its members no code produces (graph/enum_members.never_produced; None = not known:
+    # fold_never_produced_members folds nothing)
+    never_produced_members: Mapping[str, frozenset[str]] | None = None
 
     def __post_init__(self) -> None:
         if self.table is None:

@@ -101,11 +101,27 @@ def backend_of(name) -> DeviceBackend:
     return DeviceBackend(name)
 
 
+class Mode(Enum):
+    FAST = "fast"
+    SLOW = "slow"
+
+
+def run_mode(mode):
+    if mode is Mode.SLOW:
+        return slow_path()
+    return 1
+
+
+def slow_path():
+    return 2
+
+
 HANDLERS["run"] = lambda mode: Runner().run(mode)
 HANDLERS["hook"] = "pkg.extras:named_in_string"
 HANDLERS["work"] = lambda: Worker().step()
 HANDLERS["layers"] = lambda model: linear_layers(model)
 HANDLERS["backend"] = backend_of
+HANDLERS["mode"] = lambda: run_mode(Mode.FAST)
 '''
 
 # A class nothing builds, tested in a comprehension's filter: the refold's fold finds the filter always False
@@ -232,6 +248,10 @@ def test_each_pass_commits_until_one_finds_nothing(project, monkeypatch):
     # the refold took the enum member whose value names the platform and which nothing names (the fixture's
     # pkg.backends_lazy has a class `Backend`: an enum of that name would keep its members)
     assert 'CUDA = "cuda"' in extras and "NPU" not in extras
+    # nothing produces Mode.SLOW: the refold decides its test, the next pass takes slow_path, and the member's
+    # definition goes once nothing names it
+    assert "Mode.FAST" in extras and "SLOW" not in extras and "slow_path" not in extras
+    assert passes[2].codemods["refold: unnamed members: remove_platform_enum_members"]["success"] == 1
     for path in tree.rglob("*.py"):
         if path.name != "broken.py":  # the fixture's deliberately broken file stays as it was
             compile(path.read_text(), str(path), "exec")
@@ -319,8 +339,9 @@ def test_nothing_dead_marks_the_batch_applied_with_an_empty_commit(project, monk
     from shrinker.apply.run import apply_batches
 
     monkeypatch.setattr(symbol_batch, "run_pass", lambda tree, number, *a, **k: (None, 0))
-    # nor any refold work: the fixture's DeviceBackend.NPU would go in the refold
-    monkeypatch.setattr(refold, "platform_enum_members", lambda tree, names_platform: {})
+    # nor any refold work: the fixture's DeviceBackend.NPU and Mode.SLOW's test would go in the refold
+    monkeypatch.setattr(refold, "platform_members", lambda facts, names_platform: {})
+    monkeypatch.setattr(refold, "never_produced", lambda facts: {})
     outcomes = apply_batches("mini", all_batches=True, jobs=1, use_verify=False)
     assert [(o.number, o.name, o.gate) for o in outcomes][-1] == (4, "dead symbols (nothing dead)", "passed")
     tree = paths.work_tree_dir("mini", project["upstream"].version)

@@ -132,3 +132,88 @@ def test_another_class_member_of_that_name_is_no_read_of_this_one() -> None:
     assert found(other, fp8) == {"Fp8GemmRunnerBackend": frozenset({"AITER"})}
     assert found(other, fp8, "KernelBackend = make()\n") == {}  # rebound: it may hold any class
     assert found(other, fp8, 'x = getattr(spec, "AITER")\n') == {}
+
+
+# 0.5.23's disaggregation: StateType members the Qwen4 QSA and MiniMax models appended, tested after they went
+STATES = """
+    import enum
+
+    class StateType(str, enum.Enum):
+        MAMBA = "mamba"
+        QSA_PENDING = "qsa_pending"
+        SWA = "swa"
+        MINIMAX_DENSE_KV = "minimax_dense_kv"
+"""
+
+TRANSFER = """
+    from sglang.srt.disaggregation.base.conn import StateType
+
+    _FLAT_STATE_TYPES = frozenset((StateType.MAMBA, StateType.QSA_PENDING))
+
+    def append_states(kv_args):
+        kv_args.state_types.append(StateType.MAMBA)
+        kv_args.state_types.append(StateType.SWA)
+
+    def send(kv_args, st: StateType):
+        payloads = {StateType.MAMBA: _mamba, StateType.QSA_PENDING: _qsa, StateType.SWA: _swa}
+        rows = payloads[st]() if st in payloads else None
+        if st in (StateType.QSA_PENDING, StateType.SWA) or st in _FLAT_STATE_TYPES:
+            return rows
+        if StateType.MINIMAX_DENSE_KV in getattr(kv_args, "state_types", ()):
+            return None
+        return st == StateType.MINIMAX_DENSE_KV
+"""
+
+
+def never(*texts: str) -> dict[str, frozenset[str]]:
+    from shrinker.graph.enum_members import enum_facts_in, never_produced
+
+    return never_produced(enum_facts_in(textwrap.dedent(t) for t in texts))
+
+
+def test_members_only_tests_read_are_never_produced() -> None:
+    assert never(STATES, TRANSFER) == {"StateType": frozenset({"QSA_PENDING", "MINIMAX_DENSE_KV"})}
+
+
+def test_a_read_that_may_make_one_makes_it() -> None:
+    for use in ("x = StateType.QSA_PENDING", "f(StateType.QSA_PENDING)", "ok = StateType.QSA_PENDING == make()",
+                "d = {StateType.QSA_PENDING: build()}", "for s in _FLAT_STATE_TYPES: pass",
+                "_FLAT_STATE_TYPES = None", "names = [StateType.QSA_PENDING]\nuse(names)"):
+        assert "QSA_PENDING" not in never(STATES, TRANSFER, use + "\n").get("StateType", ()), use
+    # a module-level collection another file names may be read there in any way
+    assert "QSA_PENDING" not in never(STATES, TRANSFER, "from x import _FLAT_STATE_TYPES\n").get("StateType", ())
+
+
+def test_a_lookup_by_value_a_parsed_field_or_an_equal_literal_makes_every_member() -> None:
+    assert never(STATES, TRANSFER, "s = StateType(raw)\n") == {}
+    assert never(STATES, TRANSFER, "class Req(BaseModel):\n    state: StateType\n") == {}
+    assert never(STATES, TRANSFER, "@app.post('/x')\ndef endpoint(state: StateType): pass\n") == {}
+    assert never(STATES, TRANSFER, 'RAW = "qsa_pending"\n') == {"StateType": frozenset({"MINIMAX_DENSE_KV"})}
+
+
+def test_a_plain_dataclass_field_builds_nothing_unless_the_class_is_passed_on() -> None:
+    # 0.5.23's disaggregation KVArgs: `state_types: List[StateType]`
+    kv_args = "import dataclasses\n\n@dataclasses.dataclass\nclass KVArgs:\n    state_types: List[StateType]\n"
+    assert "StateType" in never(STATES, TRANSFER, "class Args:\n    state_types: List[StateType]\n")
+    assert "StateType" in never(STATES, TRANSFER, kv_args)
+    assert never(STATES, TRANSFER, kv_args, "args = msgspec.convert(raw, KVArgs)\n") == {}
+    assert never(STATES, TRANSFER, kv_args.replace("import dataclasses", "import pydantic, dataclasses")) == {}
+
+
+def test_a_never_produced_member_nothing_names_any_more_is_unnamed() -> None:
+    from shrinker.graph.enum_members import enum_facts_in, unnamed_members
+
+    folded = """
+        from sglang.srt.disaggregation.base.conn import StateType
+
+        def send(kv_args, st):
+            if st in (StateType.MAMBA, StateType.SWA):
+                return st
+            return st == StateType.MINIMAX_DENSE_KV
+    """
+    among = {"StateType": frozenset({"QSA_PENDING", "MINIMAX_DENSE_KV"})}
+    facts = enum_facts_in(textwrap.dedent(t) for t in (STATES, folded))
+    # QSA_PENDING's reads went; `st == StateType.MINIMAX_DENSE_KV` still names the other (a file put back)
+    assert unnamed_members(facts, among) == {"StateType": frozenset({"QSA_PENDING"})}
+    called = enum_facts_in(textwrap.dedent(t) for t in (STATES, folded, "s = StateType(raw)\n"))
+    assert unnamed_members(called, among) == {}
