@@ -102,8 +102,8 @@ class DropNeverProducedMembers(ShrinkCodemod):
     A literal of such members alone stays for fold_platform, whose Folder decides its test
     (`never_produced_compare`: `st in (StateType.QSA_PENDING, StateType.QSA_COMPRESSED)` is False), as it decides
     `st == StateType.MINIMAX_DENSE_KV`; the dead-branch pass then takes the branches. The graph listed a member
-    only when every read of it stands in such a test, literal or table, so nothing here is a guess; the members'
-    definitions stay.
+    only when every read of it stands in such a test, literal or table, so nothing here is a guess. The
+    definitions go after the refold's rounds, once nothing names them (apply/refold.drop_unnamed_members).
     """
 
     NAME = "drop_never_produced_members"
