@@ -50,7 +50,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from shrinker.graph.sources import python_sources
+from shrinker.graph.sources import parsed_modules, python_sources
 
 _ENUM_BASES = {"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"}
 _DECORATORS = {"unique", "enum.unique"}
@@ -80,11 +80,7 @@ def enum_facts(tree: Path) -> "_Found":
 
 def enum_facts_in(texts: Iterable[str]) -> "_Found":
     found = _Found()
-    for index, text in enumerate(texts):
-        try:
-            module = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
+    for index, module in enumerate(parsed_modules(texts)):
         _Scan(module, found, index).run()
     for alias, names in found.aliases.items():
         if alias in found.bad_classes:  # the alias is iterated or passed on: so may the class be

@@ -36,6 +36,15 @@ def python_sources(tree: Path) -> Iterator[tuple[str, str]]:
                 yield path.relative_to(tree).as_posix(), path.read_text(errors="replace")
 
 
+def parsed_modules(texts: Iterable[str]) -> Iterator[ast.Module]:
+    """Each text parsed; one upstream ships unparseable (a template, a fixture) is no scan's business."""
+    for text in texts:
+        try:
+            yield ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+
+
 def tree_source_reader(tree: Path, module_path: Mapping[str, str]) -> Callable[[str], Optional[str]]:
     """module -> its source in `tree` (None for a namespace package or a missing file)."""
     def source_of(module: str) -> Optional[str]:

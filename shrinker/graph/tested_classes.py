@@ -29,7 +29,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterable
 
-from shrinker.graph.sources import python_sources
+from shrinker.graph.sources import parsed_modules, python_sources
 
 _METHOD_KINDS = {"staticmethod", "classmethod", "property", "abstractmethod", "override", "cached_property"}
 _HOOKS = {"__subclasshook__", "__instancecheck__"}
@@ -44,11 +44,7 @@ def classes_only_tested(tree: Path) -> frozenset[str]:
 
 def classes_only_tested_in(texts: Iterable[str]) -> frozenset[str]:
     found = _Found()
-    for text in texts:
-        try:
-            module = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
+    for module in parsed_modules(texts):
         _Scan(module, found).run()
     bad = set(found.bad)
     for name, members in found.tuple_members.items():
