@@ -6,9 +6,10 @@ value that names that platform. 0.5.23's `TransferBackend.MORI = "mori"`, `MoeRu
 and `MoeRunnerBackend(get_exec().moe.moe_runner_backend)` can only meet a value the pruned option accepts. A
 member goes when each holds (rule-free but for the vocabulary the caller passes):
 - its class is the only class of that name, a plain `Enum`/`IntEnum`/`StrEnum`/`Flag` subclass (mixins allowed)
-  with no decorator but `unique`, no metaclass or class keywords, no `_missing_`, `__new__`,
-  `_generate_next_value_` or `_ignore_` (each can map a value to a member by code), and no method that may
-  list its members (`cls` used but as `cls.MEMBER` or `cls(value)`, `type(...)`, `__class__`);
+  with no decorator but `unique`, no metaclass or class keywords, no `__new__`, `_generate_next_value_`,
+  `_ignore_` or `_missing_` (each can map a value to a member by code) but a `_missing_` that finds members by
+  their value alone (`for m in cls: if value == m.value: return m`, a fixed answer for `None`), and no method
+  that may list its members (`cls` used but as `cls.MEMBER` or `cls(value)`, `type(...)`, `__class__`);
 - the member is `NAME = "value"` in the class body and the vocabulary names the value (`"mori"`, `"ascend_tp"`);
 - the identifier NAME occurs nowhere else: no name, attribute, keyword, definition or string that could look
   it up (`"MORI"`, `"E.MORI"`; prose is no lookup), except as a member of another class read under that
@@ -283,7 +284,8 @@ class _Scan:
                 count += 1
                 value = stmt.value
                 members[stmt.targets[0].id] = value.value if isinstance(value, ast.Constant) else None
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in _VALUE_HOOKS:
+            elif (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in _VALUE_HOOKS
+                  and not _value_faithful_missing(stmt)):
                 self.found.bad_classes.add(node.name)
             elif isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id in _VALUE_HOOKS
                                                       for t in stmt.targets):
@@ -449,11 +451,61 @@ def _simple(node: ast.expr) -> bool:
             and isinstance(node.args[1], ast.Constant))
 
 
+def _value_faithful_missing(fn: ast.FunctionDef) -> bool:
+    """`_missing_` that maps a value to a member only by that member's value, besides a fixed answer for `None`
+    (0.5.23's MoeA2ABackend: `None` is NONE):
+
+        @classmethod
+        def _missing_(cls, value):
+            if value is None:
+                return cls.NONE
+            for member in cls:
+                if value == member.value:
+                    return member
+            raise ValueError(...)
+
+    Without a member, a lookup of its value raises as the default lookup would: removing one changes nothing
+    else."""
+    args = fn.args.args
+    if len(args) != 2 or [ast.unparse(d) for d in fn.decorator_list] != ["classmethod"]:
+        return False
+    cls, value = args[0].arg, args[1].arg
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    for stmt in body[:-1]:
+        if (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1
+                and isinstance(stmt.test, ast.Compare) and ast.unparse(stmt.test.left) == value
+                and all(isinstance(c, ast.Constant) and c.value is None for c in stmt.test.comparators)
+                and isinstance(stmt.body[0], ast.Return)
+                and ast.unparse(stmt.body[0].value).startswith(f"{cls}.")):
+            continue  # `if value is None: return cls.NONE`
+        if _finds_by_value(stmt, cls, value):
+            continue  # `for member in cls: if value == member.value: return member`
+        return False
+    last = body[-1] if body else None
+    return isinstance(last, ast.Raise) or (isinstance(last, ast.Return) and last.value is None)
+
+
+def _finds_by_value(stmt: ast.stmt, cls: str, value: str) -> bool:
+    """`for member in cls: if value == member.value: return member`."""
+    if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and ast.unparse(stmt.iter) == cls
+            and not stmt.orelse and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.If)):
+        return False
+    member, test = stmt.target.id, stmt.body[0]
+    return (not test.orelse and ast.unparse(test.test) in (f"{value} == {member}.value", f"{member}.value == {value}")
+            and len(test.body) == 1 and isinstance(test.body[0], ast.Return)
+            and test.body[0].value is not None and ast.unparse(test.body[0].value) == member)
+
+
 def _lists_itself(node: ast.ClassDef) -> bool:
     """A method of the enum may list its members through `cls`, `type(self)` or `self.__class__` (`for m in
-    cls`, `cls.__members__`): any use of those but `cls.MEMBER` or `cls(value)` counts."""
+    cls`, `cls.__members__`): any use of those but `cls.MEMBER` or `cls(value)` counts, outside a value-faithful
+    `_missing_`."""
     parents = {id(c): p for p in ast.walk(node) for c in ast.iter_child_nodes(p)}
+    faithful = {id(n) for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "_missing_"
+                and _value_faithful_missing(s) for n in ast.walk(s)}
     for sub in ast.walk(node):
+        if id(sub) in faithful:
+            continue
         if isinstance(sub, ast.Attribute) and sub.attr == "__class__":
             return True
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "type":

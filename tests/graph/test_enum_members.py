@@ -217,3 +217,34 @@ def test_a_never_produced_member_nothing_names_any_more_is_unnamed() -> None:
     assert unnamed_members(facts, among) == {"StateType": frozenset({"QSA_PENDING"})}
     called = enum_facts_in(textwrap.dedent(t) for t in (STATES, folded, "s = StateType(raw)\n"))
     assert unnamed_members(called, among) == {}
+
+
+A2A = """
+    from enum import Enum
+
+    class MoeA2ABackend(Enum):
+        NONE = "none"
+        DEEPEP = "deepep"
+        MORI = "mori"
+
+        @classmethod
+        def _missing_(cls, value):
+            if value is None:
+                return cls.NONE
+            for member in cls:
+                if value == member.value:
+                    return member
+            raise ValueError(f"No {cls.__name__} member for value {value}")
+
+    def backend(name):
+        return MoeA2ABackend(name)
+"""
+
+
+def test_a_missing_hook_that_finds_members_by_value_alone_keeps_nothing() -> None:
+    # 0.5.23's MoeA2ABackend: without MORI, "mori" raises in _missing_ as the default lookup would
+    assert found(A2A) == {"MoeA2ABackend": frozenset({"MORI"})}
+    mapped = A2A.replace("if value is None:", 'if value == "ascend":')
+    assert found(mapped) == {}
+    listed = A2A.replace("if value == member.value:", "if value.startswith(member.value):")
+    assert found(listed) == {}
