@@ -31,7 +31,9 @@ to a transfer's state types; the disaggregation connections still test them (`st
 - the enum is never called (`E(value)` may produce any member) and no field's annotation names it (a class
   body's annotation: pydantic, msgspec; a decorated function's parameter: an endpoint's framework builds members
   from values), but that of a plain class or `@dataclass` (no base, no pydantic import in its module) never
-  passed on as a value (`msgspec.convert(x, K)` would build members);
+  passed on as a value (`msgspec.convert(x, K)` would build members) but returned by a module-level factory
+  whose every call's value is only called (0.5.23's `get_kv_class` returns `KVArgs`, and
+  `kv_args_class = get_kv_class(...); kv_args = kv_args_class()`);
 - its value is a string no other literal of the tree equals (a `str` enum's member equals its value);
 - every read of it, `E.M` under the class's own name, is a test with an operand a fold may drop (a name, an
   attribute, a constant, a subscript, `getattr(x, "name", d)`): `x == E.M`, `is`, `!=`, `is not`, `E.M in y`;
@@ -86,7 +88,17 @@ def enum_facts_in(texts: Iterable[str]) -> "_Found":
     for alias, names in found.aliases.items():
         if alias in found.bad_classes:  # the alias is iterated or passed on: so may the class be
             found.bad_classes |= names
+    for name, functions in found.returned.items():
+        if name in found.members or not all(_only_called(found, f) for f in functions):
+            found.bad_classes.add(name)  # an enum returned, or a class whose factory's value goes elsewhere
     return found
+
+
+def _only_called(found: "_Found", function: str) -> bool:
+    """The module-level function is defined once and each of its calls' values is only called (the class it
+    returns is only instantiated)."""
+    return (found.functions[function] == 1 and function not in found.bad_classes
+            and found.call_sites[function] == found.safe_sites[function])
 
 
 def platform_members(found: "_Found", names_platform: Callable[[str], bool]) -> dict[str, frozenset[str]]:
@@ -177,6 +189,10 @@ class _Found:
         self.files_with: Counter[str] = Counter()  # identifier -> files it occurs in
         self.parsed: set[str] = set()  # names in a field's or a decorated function's parameter annotation
         self.dataclass_fields: dict[str, set[str]] = defaultdict(set)  # name -> plain dataclasses annotating with it
+        self.returned: dict[str, set[str]] = defaultdict(set)  # class name -> module-level functions returning it
+        self.functions: Counter[str] = Counter()  # function name -> its definitions
+        self.call_sites: Counter[str] = Counter()  # function name -> its calls
+        self.safe_sites: Counter[str] = Counter()  # function name -> calls whose value is only called
 
 
 class _Scan:
@@ -232,6 +248,11 @@ class _Scan:
                     self._test_position(node)
             elif isinstance(node, ast.Constant) and isinstance(node.value, (str, int)) and not isinstance(node.value, bool):
                 self.found.literals[node.value] += 1
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+                self._call_site(node)
+            elif (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and not any(_last_name(d) == "overload" for d in node.decorator_list)):
+                self.found.functions[node.name] += 1  # `@overload` stubs define nothing
         self.found.files_with.update(seen)
         self._collections()
 
@@ -320,7 +341,48 @@ class _Scan:
         if alias is not None:  # `MoeRunnerBackendLike = MoeRunnerBackend | RegisteredMoeRunnerBackend`
             self.found.aliases[alias].add(name)
             return
+        function = self._enclosing_function(node)
+        if isinstance(parent, ast.Return) and function is not None and function in self.module.body:
+            # `return KVArgs` from a module-level factory (0.5.23's get_kv_class): checked against its callers
+            self.found.returned[name].add(function.name)
+            return
         self.found.bad_classes.add(name)
+
+    def _enclosing_function(self, node: ast.AST):
+        parent = self.parents.get(id(node))
+        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            parent = self.parents.get(id(parent))
+        return parent
+
+    def _call_site(self, call: ast.Call) -> None:
+        """A call of a function `f(...)`/`m.f(...)`: safe when its value is only called, at once (`f(...)()`) or
+        through a local its function reads only as a callee (`cls = f(...); obj = cls()`) or in a test
+        (`cls is not None and issubclass(cls, Base)`)."""
+        name = call.func.id if isinstance(call.func, ast.Name) else call.func.attr
+        self.found.call_sites[name] += 1
+        parent = self.parents.get(id(call))
+        if isinstance(parent, ast.Call) and parent.func is call:
+            self.found.safe_sites[name] += 1
+            return
+        function = self._enclosing_function(call)
+        if (function is None or not isinstance(parent, ast.Assign) or len(parent.targets) != 1
+                or not isinstance(parent.targets[0], ast.Name)):
+            return
+        local = parent.targets[0].id
+        uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == local]
+        if all(isinstance(n.ctx, ast.Load) and self._instantiated_or_tested(n) for n in uses
+               if n is not parent.targets[0]):
+            self.found.safe_sites[name] += 1
+
+    def _instantiated_or_tested(self, node: ast.Name) -> bool:
+        """`cls(...)`, `cls is None`, `cls is not None`, `issubclass(cls, X)`: nothing a converter could get."""
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Call):
+            return parent.func is node or (isinstance(parent.func, ast.Name) and parent.func.id == "issubclass"
+                                           and parent.args[:1] == [node])
+        return (isinstance(parent, ast.Compare) and len(parent.ops) == 1
+                and isinstance(parent.ops[0], (ast.Is, ast.IsNot))
+                and isinstance(parent.comparators[0], ast.Constant) and parent.comparators[0].value is None)
 
     # -- never_produced: where a member read `R.A` stands ------------------------------------------------
     def _test_position(self, node: ast.Attribute) -> None:

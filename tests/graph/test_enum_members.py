@@ -248,3 +248,44 @@ def test_a_missing_hook_that_finds_members_by_value_alone_keeps_nothing() -> Non
     assert found(mapped) == {}
     listed = A2A.replace("if value == member.value:", "if value.startswith(member.value):")
     assert found(listed) == {}
+
+
+def test_a_record_class_a_factory_returns_to_callers_that_only_instantiate_it() -> None:
+    # 0.5.23's disaggregation: get_kv_class returns KVArgs; prefill and decode only call what it returns
+    kv_args = """
+        class KVArgs:
+            state_types: List[StateType]
+
+        def get_kv_class(backend, class_type):
+            if class_type == "kvargs":
+                return KVArgs
+            return None
+    """
+    prefill = """
+        def init(self):
+            kv_args_class = get_kv_class(self.transfer_backend, "kvargs")
+            kv_args = kv_args_class()
+            other = utils.get_kv_class(self.transfer_backend, "kvargs")()
+    """
+    assert "StateType" in never(STATES, TRANSFER, kv_args, prefill)
+    escaped = prefill.rstrip() + "\n            register(kv_args_class)\n"
+    assert never(STATES, TRANSFER, kv_args, escaped) == {}
+    assert never(STATES, TRANSFER, kv_args, prefill, "factory = get_kv_class\n") == {}
+
+
+def test_a_factory_s_overloads_and_tested_values_are_no_escape() -> None:
+    kv_args = """
+        class KVArgs:
+            state_types: List[StateType]
+
+        @overload
+        def get_kv_class(backend, class_type: Literal["kvargs"]) -> type[KVArgs]: ...
+        def get_kv_class(backend, class_type):
+            return KVArgs
+    """
+    server = """
+        def serves(backend):
+            server_class = get_kv_class(backend, "server")
+            return server_class is not None and issubclass(server_class, Base)
+    """
+    assert "StateType" in never(STATES, TRANSFER, kv_args, server)
