@@ -24,8 +24,7 @@ import libcst as cst
 
 from shrinker.codemods.base import ShrinkCodemod
 from shrinker.codemods.elements import drop_from_literal
-
-_COLLECTION_CALLS = {"frozenset", "set", "tuple", "list"}
+from shrinker.graph.enum_members import COLLECTION_CALLS
 
 
 class RemovePlatformEnumMembers(ShrinkCodemod):
@@ -155,7 +154,7 @@ class DropNeverProducedMembers(ShrinkCodemod):
 
 def _collection_literal(node: cst.BaseExpression):
     """The literal `in` tests: `(a, b)`, `[a]`, `{a}`, or the one argument of `frozenset((a, b))`."""
-    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _COLLECTION_CALLS
+    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in COLLECTION_CALLS
             and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star):
         node = node.args[0].value
     return node if isinstance(node, (cst.Tuple, cst.List, cst.Set)) else None

@@ -54,15 +54,14 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from shrinker.graph.sources import parsed_modules, python_sources
+from shrinker.graph.tested_classes import METHOD_KINDS, NAME_LOOKUP
 
 _ENUM_BASES = {"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"}
 _DECORATORS = {"unique", "enum.unique"}
 _VALUE_HOOKS = {"_missing_", "__new__", "_generate_next_value_", "_ignore_"}
-_COLLECTION_CALLS = {"frozenset", "set", "tuple", "list"}
-_METHOD_KINDS = {"staticmethod", "classmethod", "property", "abstractmethod", "override", "cached_property"}
+COLLECTION_CALLS = {"frozenset", "set", "tuple", "list"}
 _WORDS = re.compile(r"\w+")
 _TESTED = object()
-_LOOKUP = re.compile(r"[\w.:]*?(\w+)")  # a string that could name a member: `M`, `E.M`, `pkg.mod:E.M`
 
 
 def platform_enum_members(tree: Path, names_platform: Callable[[str], bool]) -> dict[str, frozenset[str]]:
@@ -222,7 +221,7 @@ class _Scan:
                 else:
                     parsed = fields
             elif (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                  and any(_last_name(d.func if isinstance(d, ast.Call) else d) not in _METHOD_KINDS
+                  and any(_last_name(d.func if isinstance(d, ast.Call) else d) not in METHOD_KINDS
                           for d in node.decorator_list)):
                 parsed = [a.annotation for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
                           if a.annotation is not None]
@@ -290,7 +289,7 @@ class _Scan:
             for name in node.names:
                 add(name)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            match = _LOOKUP.fullmatch(node.value.strip())  # a lookup may name it; prose ("requires AITER") not
+            match = NAME_LOOKUP.fullmatch(node.value.strip())  # a lookup may name it; prose ("requires AITER") not
             if match:
                 add(match.group(1))
 
@@ -424,7 +423,7 @@ class _Scan:
         a plain assignment binds it; else None."""
         outer = self.parents.get(id(literal))
         if (isinstance(outer, ast.Call) and isinstance(outer.func, ast.Name) and outer.args == [literal]
-                and outer.func.id in _COLLECTION_CALLS and not outer.keywords):
+                and outer.func.id in COLLECTION_CALLS and not outer.keywords):
             literal, outer = outer, self.parents.get(id(outer))
         if (isinstance(outer, ast.Compare) and len(outer.ops) == 1 and isinstance(outer.ops[0], (ast.In, ast.NotIn))
                 and outer.comparators[0] is literal and _simple(outer.left)):

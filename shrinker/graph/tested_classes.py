@@ -31,10 +31,11 @@ from typing import Iterable
 
 from shrinker.graph.sources import parsed_modules, python_sources
 
-_METHOD_KINDS = {"staticmethod", "classmethod", "property", "abstractmethod", "override", "cached_property"}
+# decorators that leave a function called as written (no framework builds its parameters)
+METHOD_KINDS = {"staticmethod", "classmethod", "property", "abstractmethod", "override", "cached_property"}
 _HOOKS = {"__subclasshook__", "__instancecheck__"}
 _UNPICKLERS = {"pickle", "dill", "cloudpickle"}
-_LOOKUP = re.compile(r"[\w.:]*?(\w+)")  # a string that could name a class: `C`, `a.b.C`, `a.b:C`
+NAME_LOOKUP = re.compile(r"[\w.:]*?(\w+)")  # a string that could name a class or member: `C`, `a.b.C`, `a.b:C`
 
 
 def classes_only_tested(tree: Path) -> frozenset[str]:
@@ -104,7 +105,7 @@ class _Scan:
                     if alias.asname and alias.asname != alias.name.rpartition(".")[2]:
                         self.bad.update({alias.asname, alias.name.rpartition(".")[2]})
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                match = _LOOKUP.fullmatch(node.value.strip())
+                match = NAME_LOOKUP.fullmatch(node.value.strip())
                 if match:
                     self.bad.add(match.group(1))
             elif isinstance(node, ast.Name):
@@ -171,5 +172,5 @@ def _plain(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         d = d.func if isinstance(d, ast.Call) else d
         return d.attr if isinstance(d, ast.Attribute) else d.id if isinstance(d, ast.Name) else ""
 
-    return all(name(d) in _METHOD_KINDS for d in function.decorator_list)
+    return all(name(d) in METHOD_KINDS for d in function.decorator_list)
 
