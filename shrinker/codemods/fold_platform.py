@@ -569,7 +569,9 @@ class Folder:
         the keys the plan removed from that place's registry leave the literal (`{"flashmla"}`), as they can
         never be picked; one left with none folds whole (option_compare). A platform's string leaves any such
         literal, as it leaves `x == "mori"` (False: `moe_a2a_backend not in ("none", "mori")` keeps
-        `("none",)`, `device.type in {"cuda", "xpu"}` keeps `{"cuda"}`)."""
+        `("none",)`, `device.type in {"cuda", "xpu"}` keeps `{"cuda"}`). A method of a class no instance of
+        which can exist leaves it too (`GemmaRMSNorm.forward_with_allreduce_fusion`: graph/tested_classes
+        admits `C.m` only in such literals, so nothing tested can be that function)."""
         target = node.comparisons[0]
         right = target.comparator
         if not isinstance(target.operator, (cst.In, cst.NotIn)) or not isinstance(right, (cst.Tuple, cst.List, cst.Set)):
@@ -578,7 +580,13 @@ class Folder:
         strings = self.table.strings
 
         def gone(element: cst.BaseElement) -> bool:
-            text = _string(element.value) if isinstance(element, cst.Element) else None
+            if not isinstance(element, cst.Element):
+                return False
+            value = element.value
+            if (isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name)
+                    and value.value.value in self.removed_classes):
+                return True
+            text = _string(value)
             return text is not None and (text in held or text in strings)
 
         if not any(gone(e) for e in right.elements) or all(gone(e) for e in right.elements):

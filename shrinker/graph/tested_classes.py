@@ -9,9 +9,13 @@ is found from the whole tree's text (`ast`, rule-free) when each holds:
   read is the class argument of a builtin `isinstance` (alone, in a tuple, in a `|` union), a type
   annotation of a function's parameter or return or of a variable outside a class body (a class body's
   annotation is a pydantic or dataclass field, which a parser may construct), or an element of a
-  module-level tuple that is itself read only as `isinstance`'s class argument (`_SIZEABLE_POOLS`); an
-  annotated function has no decorator beyond the method kinds (an endpoint's parameter is built by its
-  framework); the module binding `isinstance` itself is not the builtin, so none of its tests count;
+  module-level tuple that is itself read only as `isinstance`'s class argument (`_SIZEABLE_POOLS`), or
+  `C.m` for a method `m` the class body defines once with a plain `def` (no decorator: a classmethod may build
+  `cls()`) as an element of a literal that is the right operand of `in` or `not in` (allreduce's
+  `type(plan.norm).forward_with_allreduce_fusion in (RMSNorm.f, GemmaRMSNorm.f)`: C's own function object is
+  reachable only through such reads, or through an instance, so no value tested can be it); an annotated
+  function has no decorator beyond the method kinds (an endpoint's parameter is built by its framework); the
+  module binding `isinstance` itself is not the builtin, so none of its tests count;
 - no string names it (`"MiniMaxSparseKVPool"`, `"pkg.mod:MiniMaxSparseKVPool"`: a lookup by name may
   construct it; prose that mentions it is no lookup);
 - it is no Protocol, takes no metaclass or class keywords and defines no `__subclasshook__` or
@@ -52,7 +56,7 @@ def classes_only_tested_in(texts: Iterable[str]) -> frozenset[str]:
         if name in bad or found.tuple_bindings[name] != 1:  # a tuple read otherwise: its classes are read so
             bad |= members
     return frozenset(name for name in found.fit if found.classes[name] == 1 and name not in bad
-                     and name in found.tested)
+                     and name in found.tested and found.method_reads[name] <= found.plain_methods[name])
 
 
 class _Found:
@@ -65,6 +69,8 @@ class _Found:
         self.tested: set[str] = set()  # the class argument of some isinstance test
         self.tuple_members: dict[str, set[str]] = defaultdict(set)  # module-level tuple of names -> its names
         self.tuple_bindings: Counter[str] = Counter()
+        self.plain_methods: dict[str, set[str]] = defaultdict(set)  # class -> methods its body defines plainly
+        self.method_reads: dict[str, set[str]] = defaultdict(set)  # class -> `C.m` read as an `in` element
 
 
 class _Scan:
@@ -98,6 +104,7 @@ class _Scan:
                     self.bad.add(node.name)  # registered by its decorator, or tested structurally
                 else:
                     self.found.fit.add(node.name)
+                    self.found.plain_methods[node.name] |= _plain_methods(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.bad.add(node.name)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -135,12 +142,27 @@ class _Scan:
         if self._isinstance_class(node):
             self.found.tested.add(node.id)
             return True
+        if self._member_compared(node):
+            return True
         tuple_name = self.tuples.get(id(self.parents.get(node)))
         if tuple_name is not None:
             self.found.tuple_members[tuple_name].add(node.id)
             self.found.tested.add(node.id)
             return True
         return self._annotation(node)
+
+    def _member_compared(self, node: ast.Name) -> bool:
+        """`C.m` as an element of a literal on the right of `in`/`not in` (the method is checked after the scan)."""
+        attribute = self.parents.get(node)
+        literal = self.parents.get(attribute)
+        compare = self.parents.get(literal)
+        if not (isinstance(attribute, ast.Attribute) and attribute.value is node
+                and isinstance(literal, (ast.Tuple, ast.List, ast.Set)) and isinstance(compare, ast.Compare)
+                and len(compare.ops) == 1 and isinstance(compare.ops[0], (ast.In, ast.NotIn))
+                and compare.comparators[0] is literal):
+            return False
+        self.found.method_reads[node.id].add(attribute.attr)
+        return True
 
     def _annotation(self, node: ast.expr) -> bool:
         """An annotation of a plain function's parameter or return, or of a variable outside a class body."""
@@ -155,6 +177,22 @@ class _Scan:
         if isinstance(parent, ast.AnnAssign) and parent.annotation is child:
             return not isinstance(self.parents.get(parent), ast.ClassDef)
         return False
+
+
+def _plain_methods(node: ast.ClassDef) -> set[str]:
+    """The names the class body binds once, to an undecorated `def` (`__new__` builds an instance)."""
+    bound: Counter[str] = Counter()
+    plain: set[str] = set()
+    for statement in node.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bound[statement.name] += 1
+            if not statement.decorator_list and statement.name != "__new__":
+                plain.add(statement.name)
+        else:
+            for target in ast.walk(statement):
+                if isinstance(target, ast.Name) and not isinstance(target.ctx, ast.Load):
+                    bound[target.id] += 1
+    return {name for name in plain if bound[name] == 1}
 
 
 def _imported_roots(node: ast.AST) -> set[str]:

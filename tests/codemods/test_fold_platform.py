@@ -206,6 +206,53 @@ class TestFoldPlatform(PlatformCodemodTest):
             inputs=inputs,
         )
 
+    def test_a_method_of_a_class_the_tree_only_tests_against_leaves_membership_literals(self) -> None:
+        # 0.5.23's layer_boundary/fusions/allreduce.py once the Gemma models went (graph/tested_classes admits
+        # `GemmaRMSNorm.forward_with_allreduce_fusion` only as such an element)
+        from shrinker.codemods.inputs import CodemodInputs, Removed
+        from shrinker.rules.load import load_rules
+
+        inputs = CodemodInputs(rules=load_rules("deepseek"), removed=Removed(),
+                               tested_only_classes=frozenset({"GemmaRMSNorm"}))
+        self.assertCodemod(
+            """
+            from sglang.srt.layers.layernorm import GemmaRMSNorm, RMSNorm
+
+            def preserves(plan):
+                return (
+                    flashinfer_preserves_residual
+                    if isinstance(plan.norm, (RMSNorm, GemmaRMSNorm))
+                    and type(plan.norm).forward_with_allreduce_fusion
+                    in (
+                        RMSNorm.forward_with_allreduce_fusion,
+                        GemmaRMSNorm.forward_with_allreduce_fusion,  # gemma
+                    )
+                    else None
+                )
+
+            def only(f):
+                return f not in (GemmaRMSNorm.forward_with_allreduce_fusion,)  # nothing left: stays
+            """,
+            """
+            from sglang.srt.layers.layernorm import GemmaRMSNorm, RMSNorm
+
+            def preserves(plan):
+                return (
+                    flashinfer_preserves_residual
+                    if isinstance(plan.norm, RMSNorm)
+                    and type(plan.norm).forward_with_allreduce_fusion
+                    in (
+                        RMSNorm.forward_with_allreduce_fusion,
+                    )
+                    else None
+                )
+
+            def only(f):
+                return f not in (GemmaRMSNorm.forward_with_allreduce_fusion,)  # nothing left: stays
+            """,
+            inputs=inputs,
+        )
+
     def test_a_class_only_tested_against_leaves_module_tuples_and_unions(self) -> None:
         # 0.5.23's hicache_auto_size `_SIZEABLE_POOLS` (read only as isinstance's classes, as graph/tested_classes
         # checks) and hisparse's `kvcache: HiSparseDSATokenToKVPool | MiniMaxSparseKVPool`

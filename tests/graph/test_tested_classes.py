@@ -80,3 +80,51 @@ def test_a_class_nothing_tests_is_no_concern_of_the_fold() -> None:
 def test_a_module_with_its_own_isinstance_tests_nothing() -> None:
     users = USERS + "\n    def isinstance(a, b):\n        return True\n"
     assert found(POOL, users) == frozenset()
+
+
+NORM = """
+    class GemmaRMSNorm(BaseFusedOp):
+        def forward_with_allreduce_fusion(self, x):
+            return x
+
+        @classmethod
+        def build(cls):
+            return cls()
+
+        @staticmethod
+        def make():
+            return 1
+
+        def rebound(self):
+            return 0
+
+        rebound = classmethod(rebound)
+"""
+
+NORM_USERS = """
+    from sglang.srt.layers.layernorm import GemmaRMSNorm, RMSNorm
+
+    def fusion(norm):
+        return isinstance(norm, (RMSNorm, GemmaRMSNorm)) and type(norm).forward_with_allreduce_fusion in (
+            RMSNorm.forward_with_allreduce_fusion,
+            GemmaRMSNorm.forward_with_allreduce_fusion,
+        )
+"""
+
+
+def test_a_plain_method_compared_by_membership_builds_nothing() -> None:
+    # 0.5.23's fusions/allreduce.py once the Gemma models went: `C.m` in `in`'s literal reads the function only
+    assert found(NORM, NORM_USERS) == {"GemmaRMSNorm"}
+
+
+@pytest.mark.parametrize("use", [
+    "x = GemmaRMSNorm.build()",                                  # a classmethod builds one
+    "ok = f in (GemmaRMSNorm.build,)",                           # a classmethod, even compared only
+    "ok = f in (GemmaRMSNorm.make,)",                            # a staticmethod is no plain method
+    "ok = f in (GemmaRMSNorm.rebound,)",                         # rebound in the class body
+    "ok = f in (GemmaRMSNorm.inherited,)",                       # not defined in the body: a base's may build
+    "fns = [GemmaRMSNorm.forward_with_allreduce_fusion]",        # stored: passed on as a value
+    "ok = f == GemmaRMSNorm.forward_with_allreduce_fusion",      # not a membership literal
+])
+def test_other_method_reads_keep_it(use: str) -> None:
+    assert found(NORM, NORM_USERS, use) == frozenset()
