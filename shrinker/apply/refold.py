@@ -6,7 +6,8 @@ left in one file only (`self.use_npu_arch35_mxfp8_wo_a`, whose other readers wer
 attribute constant now; a local bound to `False` by an earlier fold (`qwen_bcg = False`, batch 4) folds the
 attributes it sets; a function whose HIP branch went returns a constant; a class whose constructors all went
 is only tested against (graph/tested_classes: `isinstance(pool, MiniMaxSparseKVPool)` is False). So the
-symbol batch, when a pass finds nothing dead, runs `drop_never_produced_members` + `fold_platform` + `remove_dead_imports` +
+symbol batch, when a pass finds nothing dead, runs `drop_never_produced_members` + `fold_platform` +
+`prune_platform_collections` + `remove_dead_imports` +
 `remove_unused_names` + `remove_unread_predicate_imports` + `remove_platform_enum_members` over every kept file with the tables read from the
 tree as it stands (the plan's removals, the platform's predicate table), then again over the files a round
 changed (their own facts moved: an attribute the round made constant), up to MAX_ROUNDS; then a parameter the rounds left unread leaves its signature and every call
@@ -34,8 +35,10 @@ from shrinker.graph.tested_classes import classes_only_tested
 # last readers (graph/enum_members reads the whole tree)
 # drop_never_produced_members: members no code produces leave the literals and tables only tests read (fold_platform
 # decides the tests themselves)
-REFOLD_CODEMODS = ("drop_never_produced_members", "fold_platform", "remove_dead_imports", "remove_unused_names",
-                   "remove_unread_predicate_imports", "remove_platform_enum_members")
+# prune_platform_collections: a module collection only tested by key loses other platforms' names, as fold_platform
+# takes them from inline `in` literals (the whole tree, as an enum's members: batch plans never list these files)
+REFOLD_CODEMODS = ("drop_never_produced_members", "fold_platform", "prune_platform_collections", "remove_dead_imports",
+                   "remove_unused_names", "remove_unread_predicate_imports", "remove_platform_enum_members")
 MAX_ROUNDS = 3  # 0.5.23: the second round settles what the first made constant in the same file
 
 

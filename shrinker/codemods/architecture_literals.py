@@ -26,6 +26,7 @@ subscripted, imported) is left whole.
 
 from __future__ import annotations
 
+import re
 from typing import Optional, Union
 
 import libcst as cst
@@ -35,7 +36,7 @@ from shrinker.codemods.elements import drop_from_literal
 from shrinker.codemods.fold_platform import Folder
 from shrinker.codemods.registries import string_value
 from shrinker.codemods.removed_imports import module_and_package
-from shrinker.rules.predicates import quotes_one_of
+from shrinker.rules.predicates import quotes_one_of, vocabulary_patterns
 
 _LITERALS = (cst.List, cst.Tuple, cst.Set)
 _WRAPPERS = ("frozenset", "set", "tuple", "list")
@@ -142,15 +143,20 @@ class PruneArchitectureLiterals(ShrinkCodemod):
             target, value = small.target, small.value
         else:
             return None
-        if isinstance(target, cst.Name) and (_literal(value) is not None or isinstance(value, cst.Dict)):
+        # a dunder (`__all__`) is read by the language itself (`from m import *`), never by key
+        if (isinstance(target, cst.Name) and not (target.value.startswith("__") and target.value.endswith("__"))
+                and (_literal(value) is not None or isinstance(value, cst.Dict))):
             return target.value
         return None
 
+    def _removes(self, text: Optional[str]) -> bool:
+        return text in self._removed
+
     def _removed_element(self, element: cst.CSTNode) -> bool:
-        return string_value(getattr(element, "value", None)) in self._removed
+        return self._removes(string_value(getattr(element, "value", None)))
 
     def _removed_entry(self, element: cst.CSTNode) -> bool:
-        return isinstance(element, cst.DictElement) and string_value(element.key) in self._removed
+        return isinstance(element, cst.DictElement) and self._removes(string_value(element.key))
 
     def _pruned_dict(self, value: cst.Dict) -> Optional[cst.BaseExpression]:
         gone = [e for e in value.elements if self._removed_entry(e)]
@@ -217,3 +223,34 @@ class PruneArchitectureLiterals(ShrinkCodemod):
             return updated_node
         new = self._pruned(updated_node.value, allow_empty=True)
         return updated_node if new is None else updated_node.with_changes(value=new)
+
+
+class PrunePlatformCollections(PruneArchitectureLiterals):
+    """Drop the platform vocabulary's strings from the module collections only tested by key.
+
+    fold_platform already drops such a string from a literal right of `in` (`device.type in {"cuda", "xpu"}`
+    keeps `{"cuda"}`: no value the kept tree tests on CUDA is another platform's name). A collection bound once
+    at module level and read only by key, which no other kept module imports, is that literal under a name
+    (0.5.23's `MHA_ONE_SHOT_SUPPORTED_BACKENDS = ["fa3", "flashinfer", "flashmla", "aiter"]`, overrides'
+    `_A2A_EP_SPANNING_BACKENDS` with `"mori"` and `"ascend_fuseep"`), so the same strings leave it, by the same
+    reads-by-key test prune_architecture_literals applies to architectures. Literals inline in a test are
+    fold_platform's, decorators' arguments registrations' (left alone here).
+    """
+
+    NAME = "prune_platform_collections"
+    DESCRIPTION = "drop other platforms' names from module collections only tested by key"
+
+    @classmethod
+    def wants(cls, source: str, inputs) -> bool:
+        vocabulary = inputs.rules.platform.strings
+        quoted = vocabulary_patterns(vocabulary.strings, vocabulary.families)[:1]
+        return bool(quoted) and re.search(quoted[0], source, re.IGNORECASE) is not None
+
+    def _removes(self, text: Optional[str]) -> bool:
+        return text is not None and text in self.inputs.table.strings
+
+    def leave_Decorator(self, original_node: cst.Decorator, updated_node: cst.Decorator):
+        return updated_node
+
+    def leave_ComparisonTarget(self, original_node: cst.ComparisonTarget, updated_node: cst.ComparisonTarget):
+        return updated_node

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from libcst.codemod import CodemodTest
 
-from shrinker.codemods.architecture_literals import PruneArchitectureLiterals
+from shrinker.codemods.architecture_literals import PruneArchitectureLiterals, PrunePlatformCollections
 from shrinker.codemods.inputs import CodemodInputs, Removed
 from shrinker.rules.load import load_rules
 from tests.codemods.helpers_registry import assert_idempotent, context, run
@@ -228,3 +228,65 @@ def test_collections_used_by_a_literal_key_or_other_methods_stay_whole() -> None
     import textwrap
 
     assert out == textwrap.dedent(code)
+
+
+class TestPrunePlatformCollections(CodemodTest):
+    """prune_platform_collections: the platform vocabulary's strings leave module collections only tested by
+    key, as fold_platform takes them from inline `in` literals (0.5.23's attention_backend_handler, overrides)."""
+
+    TRANSFORM = PrunePlatformCollections
+
+    def check(self, before: str, after: str, **kwargs) -> None:
+        self.assertCodemod(before, after, inputs(**kwargs), context_override=context(MODULE))
+
+    def test_named_collections_tested_by_key_lose_other_platforms_names(self) -> None:
+        self.check(
+            """
+            MHA_ONE_SHOT_SUPPORTED_BACKENDS = ["fa3", "flashinfer", "flashmla", "aiter"]
+            _A2A_EP_SPANNING_BACKENDS = frozenset(
+                {
+                    "deepep",
+                    "ascend_fuseep",  # Ascend
+                    "mori",
+                }
+            )
+            _ONLY_NPU = ("npu",)
+
+
+            def apply_overrides(view, backend_name):
+                if view.moe_a2a_backend in _A2A_EP_SPANNING_BACKENDS or view.device in _ONLY_NPU:
+                    return {}
+                return {"one_shot": backend_name in MHA_ONE_SHOT_SUPPORTED_BACKENDS, "hip": "hip" in view.x}
+            """,
+            """
+            MHA_ONE_SHOT_SUPPORTED_BACKENDS = ["fa3", "flashinfer", "flashmla"]
+            _A2A_EP_SPANNING_BACKENDS = frozenset(
+                {
+                    "deepep",
+                }
+            )
+            _ONLY_NPU = ()
+
+
+            def apply_overrides(view, backend_name):
+                if view.moe_a2a_backend in _A2A_EP_SPANNING_BACKENDS or view.device in _ONLY_NPU:
+                    return {}
+                return {"one_shot": backend_name in MHA_ONE_SHOT_SUPPORTED_BACKENDS, "hip": "hip" in view.x}
+            """,
+        )
+
+    def test_collections_read_otherwise_or_imported_stay_whole(self) -> None:
+        source = """
+            __all__ = ["is_hip", "apply_overrides"]  # the language reads it (`import *`)
+            SUPPORTED_DEVICES = ["cuda", "xpu", "cpu"]
+            _STAGING = ("cuda", "xpu")
+            FORWARD_ABSORB = ["fa3", "ascend"]
+
+
+            def apply_overrides(device):
+                if device not in _STAGING:
+                    raise ValueError(", ".join(_STAGING))
+                return device in SUPPORTED_DEVICES
+            """
+        # _STAGING is printed; FORWARD_ABSORB is imported elsewhere; SUPPORTED_DEVICES would go but is imported
+        self.check(source, source, imported={MODULE: frozenset({"FORWARD_ABSORB", "SUPPORTED_DEVICES"})})
