@@ -540,6 +540,11 @@ class Folder:
             texts = [_string(e.value) for e in right.elements]
             if texts and all(t is not None and t in strings for t in texts):
                 value = isinstance(op, cst.NotIn)
+            elif (platform_name(left) in strings and right.elements
+                  and all(isinstance(e, cst.Element) and platform_name(e.value) not in strings for e in right.elements)):
+                # `"intel_xpu" in (prefill_backend, decode_backend)`: each element `== "intel_xpu"`, none of them
+                # a platform's name itself (0.5.23's overrides `_intel_xpu_page_constraint`)
+                value = isinstance(op, cst.NotIn)
         if value is None and isinstance(op, (cst.In, cst.NotIn)) and (
                 (isinstance(right, cst.Name) and right.value in self.empty_names) or _empty_literal(right)):
             # `x in EMPTY`, `x in ()` (prune_architecture_literals emptied it). Like a removed architecture's
@@ -578,6 +583,8 @@ class Folder:
             return None
         held = held_removed(node.left, self.table)
         strings = self.table.strings
+        if platform_name(node.left) in strings:
+            return None  # `"npu" in ("npu", device)`: the literal's own "npu" answers it
 
         def gone(element: cst.BaseElement) -> bool:
             if not isinstance(element, cst.Element):

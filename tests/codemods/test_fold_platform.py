@@ -1322,6 +1322,27 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             """,
         )
 
+    def test_a_platform_string_tested_against_a_literal_of_values(self) -> None:
+        """0.5.23 overrides.py `_intel_xpu_page_constraint`: `"intel_xpu" in (prefill_backend, decode_backend)`
+        asks each value `== "intel_xpu"`, False on CUDA; a literal naming a platform itself, or a starred
+        element, decides nothing."""
+        self.assertCodemod(
+            """
+            if "intel_xpu" in (prefill_backend, decode_backend) or small:
+                constrain()
+            keep = "npu" not in [device, self.device]
+            same = "npu" in ("npu", device)
+            spread = "npu" in (*devices, device)
+            """,
+            """
+            if small:
+                constrain()
+            keep = True
+            same = "npu" in ("npu", device)
+            spread = "npu" in (*devices, device)
+            """,
+        )
+
     def test_architecture_lists_lose_the_removed_ones(self) -> None:
         self.assertCodemod(
             """
