@@ -39,6 +39,7 @@ from shrinker.graph.discover import module_of
 from shrinker.codemods.inputs import CodemodInputs, Removed
 from shrinker.codemods.pipeline import FileItem, transform_files
 from shrinker.graph.parse import count_lines
+from shrinker.graph.sources import python_sources
 from shrinker.errors import ShrinkError
 from shrinker.plan.batches import SYMBOL_CODEMOD, symbol_rules_file
 from shrinker.symbols.fixpoint import run_pass
@@ -146,6 +147,18 @@ def delete_unreachable(tree: Path, rules, jobs: int) -> ModuleCut:
     return cut
 
 
+def _record_tables_naming(tree: Path, rules, gone: set[str]) -> set[str]:
+    """The kept files that build inventory records and quote a deleted module's own name: a table row
+    (`("rocm_upscale", "upscale")`, whose loop builds `f"sglang.kernels.ops.quantization.{_mod}:{_fn}"`) is no
+    import the graph sees, so its module can go while the row stays (prune_record_tables drops it)."""
+    calls = tuple(f"{r.record}(" for r in rules.registries if r.kind == "records")
+    names = {m.rpartition(".")[2] for m in gone}
+    if not calls or not names:
+        return set()
+    return {rel for rel, text in python_sources(tree) if any(c in text for c in calls)
+            and any(f'"{n}"' in text or f"'{n}'" in text for n in names)}
+
+
 def _cut(tree: Path, rules, jobs: int, deleted: list[str], removed_keys) -> ModuleCut:
     from shrinker.codemods.removed_imports import lost_names_from_facts
     from shrinker.codemods.unused_names import imported_names_from_facts
@@ -169,10 +182,11 @@ def _cut(tree: Path, rules, jobs: int, deleted: list[str], removed_keys) -> Modu
     # a package re-exporting a deleted module's names loses them: its importers drop them too
     importers = sorted(set(importers) | {after.module_path[u] for m in removed.names if m in after.graph
                                          for u, _ in after.importers(m) if after.module_path.get(u)})
+    importers = sorted(set(importers) | _record_tables_naming(tree, rules, gone))
     items = [FileItem(path=str(tree / p), module=module_of(p)) for p in importers if (tree / p).exists()]
     results = transform_files(items, CodemodInputs(rules=rules, removed=removed),
-                              ["prune_records", "prune_registries", "fold_platform", "remove_dead_imports",
-                               "remove_unused_names"],
+                              ["prune_records", "prune_record_tables", "prune_registries", "fold_platform",
+                               "remove_dead_imports", "remove_unused_names"],
                               jobs=jobs,
                               description="importers of unreachable modules")
     for res in results:

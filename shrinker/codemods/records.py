@@ -51,8 +51,15 @@ def runs_no_code(node: cst.BaseExpression, folder) -> bool:
         return all(runs_no_code(p.expression, folder) for p in node.parts
                    if isinstance(p, cst.FormattedStringExpression))
     if isinstance(node, cst.Call):
+        if (isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.SimpleString)
+                and node.func.attr.value in _STR_METHODS):  # `"_fused".lstrip("_")`, once a row's value is in
+            return all(not a.star and runs_no_code(a.value, folder) for a in node.args)
         return folder.pure_callee(node) and all(runs_no_code(a.value, folder) for a in node.args)
     return folder.pure(node)
+
+
+# str's own methods that only compute a new string from the literal and their arguments
+_STR_METHODS = frozenset({"lstrip", "rstrip", "strip", "lower", "upper", "replace", "removeprefix", "removesuffix"})
 
 
 def deletes_only(stmt: cst.BaseStatement, names: set[str]) -> bool:

@@ -128,3 +128,29 @@ def test_a_config_module_whose_class_is_built_through_the_package_is_put_back(tm
     assert (tree / "python/pkg/configs/llama_config.py").exists()
     assert (model.read_bytes(), package.read_bytes()) == before
     assert "python/pkg/unused_helper.py" in cut.deleted  # the modules nothing reaches still go
+
+
+_TABLE = '''
+_TRITON_KERNELS = [
+    ("asked_op", "run"),
+    ("other_model_kernel", "_go"),  # the deleted module
+]
+for _mod, _fn in _TRITON_KERNELS:
+    register_kernel(KernelSpec(op=f"triton.{_fn.lstrip('_')}", target=f"pkg.inventory.{_mod}:{_fn}"))
+del _mod, _fn
+'''
+
+
+def test_a_table_row_naming_a_module_the_cut_deletes_goes(tmp_path: Path) -> None:
+    # 0.5.23's kernels/ops/quantization `("rocm_upscale", "upscale")`: a loop over a table builds the target, which
+    # is no import the graph follows, so the module goes and the row is left naming it
+    tree, rules = _tree(tmp_path)
+    table = tree / "python/pkg/inventory/triton_table.py"  # imports none of the modules the cut deletes
+    table.write_text("from pkg.inventory.registry import register_kernel\nfrom pkg.inventory.spec import KernelSpec\n"
+                     + _TABLE)
+    package = tree / "python/pkg/inventory/__init__.py"
+    package.write_text(package.read_text() + "from pkg.inventory import triton_table\n")
+    cut = delete_unreachable(tree, rules, 1)
+    assert "python/pkg/inventory/other_model_kernel.py" in cut.deleted and not cut.failures
+    text = table.read_text()
+    assert "other_model_kernel" not in text and '    ("asked_op", "run"),\n]' in text

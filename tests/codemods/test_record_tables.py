@@ -155,6 +155,28 @@ class TestPruneRecordTables(PlatformCodemodTest):
             inputs=_inputs(),
         )
 
+    def test_a_key_a_str_method_computes_from_the_row_decides_like_a_literal(self) -> None:
+        # 0.5.23 kernels/ops/moe/__init__.py: `op=f"moe.{_fn.lstrip('_')}"`; the row's value put in, str's own
+        # method runs nothing (a call of anything else on it would keep the row, as in test_what_stays)
+        self.assertCodemod(
+            """
+            _PHASE25_TRITON_KERNELS = [
+                ("decode_attention", "_decode"),
+                ("rocm_mla_decode_rope", "_fused_experts_mxfp8"),
+            ]
+            for _mod, _fn in _PHASE25_TRITON_KERNELS:
+                register_kernel(KernelSpec(op=f"attention.{_fn.lstrip('_')}", target=f"sglang.kernels.ops.attention.{_mod}:{_fn}"))
+            """,
+            """
+            _PHASE25_TRITON_KERNELS = [
+                ("decode_attention", "_decode"),
+            ]
+            for _mod, _fn in _PHASE25_TRITON_KERNELS:
+                register_kernel(KernelSpec(op=f"attention.{_fn.lstrip('_')}", target=f"sglang.kernels.ops.attention.{_mod}:{_fn}"))
+            """,
+            inputs=_inputs(),
+        )
+
     def test_what_stays(self) -> None:
         # a row whose value runs code, a table read elsewhere, a table bound twice, a body doing more than
         # registering, a key computed by a method call with a kept module, an f-string with a format spec
