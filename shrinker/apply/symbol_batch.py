@@ -85,15 +85,25 @@ def unreachable_modules(tree: Path, rules, jobs: int
     records of those keys go with their modules), and which of the paths only `_only_tested_against` chose."""
     from shrinker.graph.build import build_graph
     from shrinker.plan.decide import decide
-    from shrinker.plan.reach import compute_reach
+    from shrinker.plan.reach import compute_reach, first_rule
 
     graph = build_graph(tree, jobs=jobs)
+    # keep rules that hold a module only while kept code imports it judge nothing here (while_imported)
+    held = [r for r in rules.keep if r.while_imported]
+    if held:
+        rules = rules.model_copy(update={"keep": [r for r in rules.keep if not r.while_imported]})
     reach = compute_reach(graph, rules, strict=False)  # lenient: a rule's target may be gone by now
     decisions, _ = decide(graph, reach, rules)
     exports = frozenset(f"registry:{r.name}" for r in rules.registries if r.kind == "package_exports")
     gone = [d for d in decisions if not d.keep and d.path.endswith(".py")]
     tested = {d.path for d in gone if _only_tested_against(d, exports)}
     paths = {d.path for d in gone if d.code in _UNREACHED} | tested
+    if held:
+        # such a module goes however the plan would remove it (0.5.23's models/llama: a removed architecture's
+        # EntryClass), once no kept module imports it
+        kept = {module_of(d.path) for d in decisions if d.keep}
+        paths |= {d.path for d in gone if first_rule(held, module_of(d.path))
+                  and not any(u in kept for u, _ in graph.importers(module_of(d.path)))}
     # a package that goes whole takes its data files (0.5.23's qwen38_qsa_sm121/README.md)
     packages = tuple(p.removesuffix("__init__.py") for p in paths if p.endswith("/__init__.py"))
     paths |= {d.path for d in decisions if not d.keep and d.path.startswith(packages)} if packages else set()

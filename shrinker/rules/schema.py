@@ -298,6 +298,9 @@ class ModuleRule(_Strict):
     category: str = ""
     since: str = Field("", description="Keep rules: the first upstream release the rule applies to (kept "
                                        "code needs the target from then on); older releases plan without it.")
+    while_imported: bool = Field(False, description="Keep rules: the module is needed only while kept code "
+                                 "imports it (code a batch's folds may untangle): the symbol batch's module cut "
+                                 "judges it without the rule, so once no kept module imports it it goes.")
 
 
 class Batch(_Strict):

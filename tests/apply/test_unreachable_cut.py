@@ -154,3 +154,23 @@ def test_a_table_row_naming_a_module_the_cut_deletes_goes(tmp_path: Path) -> Non
     assert "python/pkg/inventory/other_model_kernel.py" in cut.deleted and not cut.failures
     text = table.read_text()
     assert "other_model_kernel" not in text and '    ("asked_op", "run"),\n]' in text
+
+
+def test_a_module_kept_while_imported_goes_once_nothing_kept_imports_it(tmp_path: Path) -> None:
+    # 0.5.23's models/llama: `[[keep]] while_imported` held it through batch 1 (inkling_common's dense MLP still
+    # subclassed LlamaMLP); the cut judges it without the rule, so it goes once no kept module imports it
+    from shrinker.rules.schema import ModuleRule
+
+    tree, rules = _tree(tmp_path)
+    inventory = tree / "python/pkg/inventory"
+    (inventory / "orphan.py").write_text("def helper():\n    return 1\n")
+    (inventory / "held.py").write_text("def helper():\n    return 2\n")
+    group = inventory / "group.py"
+    group.write_text("from pkg.inventory.held import helper\n" + group.read_text())
+    for name in ("orphan", "held"):
+        rules.keep.append(ModuleRule(pattern=f"pkg.inventory.{name}", reason="held", while_imported=True))
+    rules.keep.append(ModuleRule(pattern="pkg.inventory.pinned", reason="always"))
+    (inventory / "pinned.py").write_text("X = 1\n")
+    cut = delete_unreachable(tree, rules, 1)
+    assert "python/pkg/inventory/orphan.py" in cut.deleted and not (inventory / "orphan.py").exists()
+    assert (inventory / "held.py").exists() and (inventory / "pinned.py").exists() and not cut.failures
