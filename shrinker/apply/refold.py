@@ -19,6 +19,7 @@ pass, and the dead-symbol passes run again on what it left.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from shrinker.apply.run import (BatchOutcome, batch_table, parameter_work, removed_through, run_codemods,
@@ -28,6 +29,7 @@ from shrinker.graph.enum_members import enum_facts, never_produced, platform_mem
 from shrinker.graph.parse import count_lines
 from shrinker.graph.sources import python_sources
 from shrinker.graph.tested_classes import classes_only_tested
+from shrinker.rules.predicates import PlatformStrings
 
 # remove_unread_predicate_imports: a predicate import whose last read an earlier batch took while the module
 # still counted as read whole (bootstrap's `cpu_has_amx_support`) goes in this sweep over the final tree
@@ -42,18 +44,26 @@ REFOLD_CODEMODS = ("drop_never_produced_members", "fold_platform", "prune_platfo
 MAX_ROUNDS = 3  # 0.5.23: the second round settles what the first made constant in the same file
 
 
-def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *, jobs: int) -> list[str]:
+def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *, jobs: int,
+           enums_only: bool = False) -> list[str]:
     """Refold the tree in place (see the module doc); record counts in `outcome`; return the codemods'
     failures (a finding is no failure here: its file stays as it was). `outcome.files_edited` stays 0 when no
-    round changed a file."""
+    round changed a file. `enums_only`: only the files that name an enum with members of another platform or
+    members no code produces (refold_members)."""
     batch = plan["batches"][number - 1]
     failures: list[str] = []
-    files = sorted(rel for rel, text in python_sources(tree) if _parses(text, rel))
+    sources = [(rel, text) for rel, text in python_sources(tree) if _parses(text, rel)]
+    files = sorted(rel for rel, _ in sources)
     edited: set[str] = set()
     tested = classes_only_tested(tree)  # a round only removes code: the set stays true, if not whole
     kept_modules = frozenset(module_of(rel) for rel, _ in python_sources(tree))
     facts = enum_facts(tree)  # a round only removes code: an unnamed member stays unnamed, an unmade one unmade
     members = None
+    if enums_only:
+        strings = PlatformStrings(rules.platform.strings.strings, rules.platform.strings.families)
+        enums = set(never_produced(facts)) | set(platform_members(facts, lambda value: value in strings))
+        words = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, sorted(enums)))) if enums else None
+        files = sorted(rel for rel, text in sources if words is not None and words.search(text))
     inputs = None
     for k in range(1, MAX_ROUNDS + 1):
         if not files:
@@ -124,6 +134,13 @@ def drop_unread_parameters(tree: Path, rules, inputs, number: int, outcome: Batc
                                           jobs=jobs, label=label)
     failures.extend(findings)  # a def and its calls change together or not at all: the gate judges
     return {rel for rel, data in before.items() if (tree / rel).read_bytes() != data}
+
+
+def refold_members(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *, jobs: int) -> list[str]:
+    """The refold over the files naming an enum whose members another platform names or no code produces, once
+    the passes after the refold settled: a pass may take a member's last producer (0.5.23's QSA state code, which
+    made `StateType.QSA_PENDING`, went in the pass after the refold). With its parameter step when it ran."""
+    return refold(tree, plan, number, rules, outcome, jobs=jobs, enums_only=True)
 
 
 def unread_parameters(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *, jobs: int) -> list[str]:

@@ -7,8 +7,10 @@ When the graph finds nothing dead or a pass changes no file, the pass refolds in
 the platform fold over every kept file, with the tables of the tree as the passes left it; committed as
 `(pass k: refold)`) and the passes go on, at most MAX_REFOLDS times; the loop stops when a refold changes
 nothing (it commits nothing), when a pass finds nothing after the last refold allowed (then, if passes removed
-code after the refold, the refold's parameter step runs once more, committed as `(pass k: parameters)`: a
-removed caller may have been the last to pass another value), or when a pass fails
+code after the refold, the refold's work runs once more over the files naming an enum with members of another
+platform or no producer, committed as `(pass k: enum members)`, and the passes go on: a removed function may
+have been a member's last producer; when they settle again, the refold's parameter step runs alone, committed
+as `(pass k: parameters)`: a removed caller may have been the last to pass another value), or when a pass fails
 its gate (it is rolled back; the passes before it stay committed, each having passed its own gate, and
 apply/run.py marks the newest of them so that the next run resumes the batch at the failed pass).
 
@@ -33,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shrinker.apply.refold import refold, unread_parameters
+from shrinker.apply.refold import refold, refold_members, unread_parameters
 from shrinker.apply.run import BatchOutcome, gate_and_commit
 from shrinker.graph.discover import module_of
 from shrinker.codemods.inputs import CodemodInputs, Removed
@@ -221,7 +223,8 @@ def apply_symbol_batch(repo, tree: Path, plan: dict, number: int, rules, *, jobs
     codemods = [e["name"] for e in batch["codemods"]]
     outcomes: list[BatchOutcome] = []
     refolds = 0
-    refold_pass = 0  # the pass that refolded
+    refold_pass = 0  # the pass that refolded (or refolded the enum members)
+    members_refolded = False
     for k in range(first_pass, max_passes + 1):
         start = time.perf_counter()
         outcome = BatchOutcome(number, f"{batch['name']} (pass {k})", symbol_pass=k)
@@ -229,6 +232,19 @@ def apply_symbol_batch(repo, tree: Path, plan: dict, number: int, rules, *, jobs
                              upstream=gate.get("upstream_root"))
         if result is None or not result.files_changed:
             # the fixpoint: nothing (more) to remove; a refold may make more dead (apply/refold.py)
+            if refolds == max_refolds and refolds and k > refold_pass + 1 and not members_refolded:
+                # passes ran after the refold: they may have taken an enum member's last producer (0.5.23's QSA
+                # state code, pass 4); the refold's work over the files naming such enums, and the passes go on
+                members_refolded = True
+                outcome = _whole_tree_pass(repo, tree, plan, number, k, start, "enum members", refold_members,
+                                           jobs=jobs, dry_run=dry_run, delete_modules=delete_modules, rules=rules,
+                                           **gate)
+                if outcome is not None:
+                    outcomes.append(outcome)
+                    if outcome.gate != "passed" or dry_run:
+                        break
+                    refold_pass = k
+                    continue
             if refolds == max_refolds:
                 if refolds and k > refold_pass + 1:  # passes ran after the refold: their removals may leave
                     outcome = _parameters_pass(repo, tree, plan, number, rules, k, start, jobs=jobs,  # parameters

@@ -85,6 +85,7 @@ class Worker:
 
 
 def npu_step():
+    run_mode(Mode.PACKED)
     return scale(2, use_npu=True)
 
 
@@ -104,16 +105,23 @@ def backend_of(name) -> DeviceBackend:
 class Mode(Enum):
     FAST = "fast"
     SLOW = "slow"
+    PACKED = "packed"
 
 
 def run_mode(mode):
     if mode is Mode.SLOW:
         return slow_path()
+    if mode is Mode.PACKED:
+        return packed_path()
     return 1
 
 
 def slow_path():
     return 2
+
+
+def packed_path():
+    return 3
 
 
 HANDLERS["run"] = lambda mode: Runner().run(mode)
@@ -212,20 +220,23 @@ def test_each_pass_commits_until_one_finds_nothing(project, monkeypatch):
     # which only legacy read; pass 2: compute_flag
     # pass 3 finds nothing and refolds instead: pass 1 took old_probe, the other writer of `use_npu_path`,
     # so Worker's attribute is a constant now and its branch goes; pass 4 takes npu_step, the branch's call;
-    # pass 5 finds nothing (one refold a batch: MAX_REFOLDS), and since pass 4 took npu_step, the one call that
-    # passed `use_npu=True`, it runs the refold's parameter step alone: scale's unread `use_npu` goes
+    # pass 5 finds nothing (one refold a batch: MAX_REFOLDS); pass 4 took npu_step, Mode.PACKED's one producer,
+    # so the refold's work runs again over the files naming such enums: the PACKED test and member go, and its
+    # parameter step takes scale's `use_npu` (npu_step was the one call passing True); pass 6 takes packed_path,
+    # and pass 7 finds nothing: its parameter step alone changes nothing, so it commits nothing
     assert [(o.symbol_pass, o.name) for o in passes] == [
         (1, "dead symbols (pass 1)"), (2, "dead symbols (pass 2)"), (3, "dead symbols (pass 3: refold)"),
-        (4, "dead symbols (pass 4)"), (5, "dead symbols (pass 5: parameters)")]
-    assert all(o.commit and o.lines_removed > 0 and o.tree_lines > 0 for o in passes[:4])
-    assert passes[4].commit and passes[4].files_edited == 1  # a parameter on its line: no line goes
+        (4, "dead symbols (pass 4)"), (5, "dead symbols (pass 5: enum members)"), (6, "dead symbols (pass 6)")]
+    assert all(o.commit and o.lines_removed > 0 and o.tree_lines > 0 for o in passes)
+    assert passes[4].files_edited == 1
     assert passes[2].codemods["refold: files left as they were (a finding)"] == [
         "python/pkg/linear.py:6: comprehension filter is always false on CUDA: kept"]
     assert passes[1].tree_lines < passes[0].tree_lines
     tree = paths.work_tree_dir("mini", project["upstream"].version)
     subjects = _subjects(tree)
-    assert subjects[:6] == ["shrink: requirements — python/pyproject.toml dependencies",
-                            "shrink: batch 4 — dead symbols (pass 5: parameters)",
+    assert subjects[:7] == ["shrink: requirements — python/pyproject.toml dependencies",
+                            "shrink: batch 4 — dead symbols (pass 6)",
+                            "shrink: batch 4 — dead symbols (pass 5: enum members)",
                             "shrink: batch 4 — dead symbols (pass 4)", "shrink: batch 4 — dead symbols (pass 3: refold)",
                             "shrink: batch 4 — dead symbols (pass 2)", "shrink: batch 4 — dead symbols (pass 1)"]
     # pass 1 dropped server's import of CudaGraphRunner (a dead class): reachability then finds its module
@@ -242,7 +253,8 @@ def test_each_pass_commits_until_one_finds_nothing(project, monkeypatch):
     # the refold left norm's parameter unread (its one read stood in the branch it folded): it leaves the
     # signature and the call
     assert "def norm(self, x):" in extras and "return self.norm(scale(1))" in extras
-    assert "def scale(x):" in extras and passes[4].codemods["parameters: remove_constant_parameters"]["success"] == 1
+    assert "def scale(x):" in extras and passes[4].codemods["refold: remove_constant_parameters"]["success"] == 1
+    assert "PACKED" not in extras and "packed_path" not in extras
     assert passes[2].codemods["refold: remove_constant_parameters"]["success"] == 1
     assert "isinstance(m, LinearAttention)" in (tree / "python/pkg/linear.py").read_text()
     # the refold took the enum member whose value names the platform and which nothing names (the fixture's
@@ -259,8 +271,8 @@ def test_each_pass_commits_until_one_finds_nothing(project, monkeypatch):
     pyproject = (tree / "python/pyproject.toml").read_text()
     assert '"numpy>=1.0"' in pyproject and "requests" not in pyproject
     report = json.loads((paths.reports_dir("mini", project["upstream"].version) / "apply.json").read_text())
-    assert [(b["number"], b["symbol_pass"]) for b in report["batches"]][-5:] == [(4, 1), (4, 2), (4, 3), (4, 4),
-                                                                                (4, 5)]
+    assert [(b["number"], b["symbol_pass"]) for b in report["batches"]][-6:] == [(4, 1), (4, 2), (4, 3), (4, 4),
+                                                                                (4, 5), (4, 6)]
     assert report["requirements"]["dropped"] == ["requests"] and report["requirements"]["gate"] == "passed"
     md = (paths.reports_dir("mini", project["upstream"].version) / "apply.md").read_text()
     assert "dead symbols (pass 3: refold)" in md and "Requirements" in md
@@ -307,8 +319,8 @@ def test_a_failing_pass_rolls_back_and_earlier_passes_stay(project, monkeypatch)
     applied = json.loads((paths.reports_dir("mini", project["upstream"].version) / "apply.json").read_text())
     commits = subprocess.run(["git", "log", "--format=%H"], cwd=tree, capture_output=True, text=True).stdout.split()
     assert all(b["commit"] in commits for b in applied["batches"])  # pass 1 under its marked hash
-    assert [(b["number"], b["symbol_pass"]) for b in applied["batches"]][-5:] == [(4, 1), (4, 2), (4, 3), (4, 4),
-                                                                                 (4, 5)]
+    assert [(b["number"], b["symbol_pass"]) for b in applied["batches"]][-6:] == [(4, 1), (4, 2), (4, 3), (4, 4),
+                                                                                 (4, 5), (4, 6)]
     assert apply_batches("mini", all_batches=True, jobs=1, use_verify=False) == []  # nothing left to resume
 
 
