@@ -1343,6 +1343,27 @@ class TestRemovedArchitectures(PlatformCodemodTest):
             """,
         )
 
+    def test_a_device_name_split_off_its_index_is_no_platform_s(self) -> None:
+        """0.5.23 model_runner.py / server_args.py: `str(self.device).split(":", 1)[0] == "mps"` (split is a
+        pure method by the rules, str a pure builtin): False on CUDA (the pipeline's local-constant step then
+        folds the local's tests)."""
+        self.assertCodemod(
+            """
+            def init(self):
+                is_mps_device = str(self.device).split(":", 1)[0] == "mps"
+                if not is_mps_device:
+                    set_device(self.device)
+                on_npu = make_device().split(":")[0] == "npu"  # the call may do anything: stays
+            """,
+            """
+            def init(self):
+                is_mps_device = False
+                if not is_mps_device:
+                    set_device(self.device)
+                on_npu = make_device().split(":")[0] == "npu"  # the call may do anything: stays
+            """,
+        )
+
     def test_architecture_lists_lose_the_removed_ones(self) -> None:
         self.assertCodemod(
             """
