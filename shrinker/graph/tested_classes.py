@@ -188,10 +188,12 @@ def _plain_methods(node: ast.ClassDef) -> set[str]:
             bound[statement.name] += 1
             if not statement.decorator_list and statement.name != "__new__":
                 plain.add(statement.name)
-        else:
+        else:  # any other binding in the body, a `def` under an `if` too
             for target in ast.walk(statement):
                 if isinstance(target, ast.Name) and not isinstance(target.ctx, ast.Load):
                     bound[target.id] += 1
+                elif isinstance(target, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    bound[target.name] += 1
     return {name for name in plain if bound[name] == 1}
 
 

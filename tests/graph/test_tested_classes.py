@@ -99,6 +99,13 @@ NORM = """
             return 0
 
         rebound = classmethod(rebound)
+
+        def twice(self):
+            return 0
+
+        if FLAG:
+            def twice(self):
+                return 1
 """
 
 NORM_USERS = """
@@ -122,6 +129,7 @@ def test_a_plain_method_compared_by_membership_builds_nothing() -> None:
     "ok = f in (GemmaRMSNorm.build,)",                           # a classmethod, even compared only
     "ok = f in (GemmaRMSNorm.make,)",                            # a staticmethod is no plain method
     "ok = f in (GemmaRMSNorm.rebound,)",                         # rebound in the class body
+    "ok = f in (GemmaRMSNorm.twice,)",                           # defined again under an `if`
     "ok = f in (GemmaRMSNorm.inherited,)",                       # not defined in the body: a base's may build
     "fns = [GemmaRMSNorm.forward_with_allreduce_fusion]",        # stored: passed on as a value
     "ok = f == GemmaRMSNorm.forward_with_allreduce_fusion",      # not a membership literal
