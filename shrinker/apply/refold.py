@@ -26,6 +26,7 @@ from shrinker.apply.run import (BatchOutcome, batch_table, parameter_work, remov
                                 tree_constant_parameters, tree_inputs)
 from shrinker.graph.discover import module_of
 from shrinker.graph.enum_members import enum_facts, never_produced, platform_members, unnamed_members
+from shrinker.graph.key_reads import imported_read_by_key
 from shrinker.graph.parse import count_lines
 from shrinker.graph.sources import python_sources
 from shrinker.graph.tested_classes import classes_only_tested
@@ -57,6 +58,7 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
     edited: set[str] = set()
     tested = classes_only_tested(tree)  # a round only removes code: the set stays true, if not whole
     kept_modules = frozenset(module_of(rel) for rel, _ in python_sources(tree))
+    key_reads = imported_read_by_key(tree)  # a round only removes code: a name read by key stays so
     facts = enum_facts(tree)  # a round only removes code: an unnamed member stays unnamed, an unmade one unmade
     members = None
     if enums_only:
@@ -72,6 +74,7 @@ def refold(tree: Path, plan: dict, number: int, rules, outcome: BatchOutcome, *,
         inputs = tree_inputs(tree, rules, removed, batch_table(rules, batch, removed), folds=True, literals=True)
         inputs.tested_only_classes = tested
         inputs.kept_modules = kept_modules
+        inputs.key_read_imports = key_reads
         if members is None:
             strings = inputs.table.strings
             members = platform_members(facts, lambda value: value in strings)

@@ -125,8 +125,9 @@ class PruneArchitectureLiterals(ShrinkCodemod):
         for stmt in tree.body:
             name = self._collection_name(stmt)
             # bound once here (one Name node is the target), every other occurrence a read by key, nobody
-            # imports it
-            if (name is not None and imported is not None and "*" not in imported and name not in imported
+            # imports it (or, where the subclass says so, every importer reads it by key too)
+            if (name is not None and imported is not None and "*" not in imported
+                    and (name not in imported or self._imported_by_key(module, name))
                     and reads.names.get(name, 0) == 1 + reads.by_key.get(name, 0)):
                 self._named.add(name)
         self._folder = Folder(self.inputs)
@@ -151,6 +152,9 @@ class PruneArchitectureLiterals(ShrinkCodemod):
 
     def _removes(self, text: Optional[str]) -> bool:
         return text in self._removed
+
+    def _imported_by_key(self, module: str, name: str) -> bool:
+        return False  # an architecture list another module imports may be compared with anything there
 
     def _removed_element(self, element: cst.CSTNode) -> bool:
         return self._removes(string_value(getattr(element, "value", None)))
@@ -233,7 +237,9 @@ class PrunePlatformCollections(PruneArchitectureLiterals):
     at module level and read only by key, which no other kept module imports, is that literal under a name
     (0.5.23's `MHA_ONE_SHOT_SUPPORTED_BACKENDS = ["fa3", "flashinfer", "flashmla", "aiter"]`, overrides'
     `_A2A_EP_SPANNING_BACKENDS` with `"mori"` and `"ascend_fuseep"`), so the same strings leave it, by the same
-    reads-by-key test prune_architecture_literals applies to architectures. Literals inline in a test are
+    reads-by-key test prune_architecture_literals applies to architectures. So does a collection other modules
+    import when each of them reads it only by membership too (graph/key_reads: 0.5.23's
+    `FORWARD_ABSORB_CORE_ATTENTION_BACKENDS`, imported by forward_mla). Literals inline in a test are
     fold_platform's, decorators' arguments registrations' (left alone here).
     """
 
@@ -248,6 +254,10 @@ class PrunePlatformCollections(PruneArchitectureLiterals):
 
     def _removes(self, text: Optional[str]) -> bool:
         return text is not None and text in self.inputs.table.strings
+
+    def _imported_by_key(self, module: str, name: str) -> bool:
+        # forward_mla's `backend in FORWARD_ABSORB_CORE_ATTENTION_BACKENDS` (graph/key_reads)
+        return name in (self.inputs.key_read_imports or {}).get(module, frozenset())
 
     def leave_Decorator(self, original_node: cst.Decorator, updated_node: cst.Decorator):
         return updated_node

@@ -89,6 +89,9 @@ class CodemodInputs:
     # Enum class -> its members no code produces (graph/enum_members.never_produced; None = not known:
     # fold_never_produced_members folds nothing)
     never_produced_members: Mapping[str, frozenset[str]] | None = None
+    # Module -> names of it that every importer reads only as `x in NAME` (graph/key_reads; None = not known:
+    # prune_platform_collections leaves every imported collection whole)
+    key_read_imports: Mapping[str, frozenset[str]] | None = None
 
     def __post_init__(self) -> None:
         if self.table is None:

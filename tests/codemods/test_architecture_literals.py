@@ -275,6 +275,24 @@ class TestPrunePlatformCollections(CodemodTest):
             """,
         )
 
+    def test_an_imported_collection_every_importer_reads_by_key_loses_them_too(self) -> None:
+        # 0.5.23's models/deepseek_common/utils FORWARD_ABSORB_CORE_ATTENTION_BACKENDS, read by forward_mla only as
+        # `backend in ...` (graph/key_reads)
+        inputs_ = inputs(imported={MODULE: frozenset({"FORWARD_ABSORB", "OTHER"})})
+        inputs_.key_read_imports = {MODULE: frozenset({"FORWARD_ABSORB"})}
+        self.assertCodemod(
+            """
+            FORWARD_ABSORB = ["fa3", "ascend", "intel_xpu"]
+            OTHER = ["fa3", "ascend"]
+            """,
+            """
+            FORWARD_ABSORB = ["fa3"]
+            OTHER = ["fa3", "ascend"]
+            """,
+            inputs_,
+            context_override=context(MODULE),
+        )
+
     def test_collections_read_otherwise_or_imported_stay_whole(self) -> None:
         source = """
             __all__ = ["is_hip", "apply_overrides"]  # the language reads it (`import *`)
