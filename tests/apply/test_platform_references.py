@@ -114,3 +114,27 @@ def test_lines_naming_one_only_in_prose_count_apart(tmp_path):
     refs = platform_references(tmp_path, load_rules("deepseek"))
     assert [line for _, line, _ in refs.code] == [2, 3, 5]
     assert refs.prose_lines == 4
+
+
+def test_the_profile_allows_option_declarations_and_torch_profiler_names_not_their_reads(tmp_path):
+    """The deepseek rules allow a platform-named server option's declaration and field_order entry (the CLI
+    surface is kept whole) and torch's XPU profiler activity; a read of such an option stays counted."""
+    fields = tmp_path / "python/sglang/srt/arg_groups/fields"
+    fields.mkdir(parents=True)
+    (fields / "exec_.py").write_text(
+        "class ExecFields:\n"
+        "    enable_aiter_allreduce_fusion: A[\n"
+        '        bool, Arg(help="Enable Aiter AllReduce Fusion.")\n'
+        "    ] = False\n")
+    (fields.parent / "field_order.py").write_text(
+        'FIELD_ORDER = [\n    "mlx_enable_sampling",\n    "enable_aiter_allreduce_fusion",\n]\n')
+    (fields.parent / "overrides.py").write_text(
+        "if cfg.enable_aiter_allreduce_fusion:\n    x = 1\n")
+    profiler = tmp_path / "python/sglang/srt/managers/scheduler_components"
+    profiler.mkdir(parents=True)
+    (profiler / "profiler_manager.py").write_text(
+        'activity_map["XPU"] = torch.profiler.ProfilerActivity.XPU\nuse_npu = _is_npu\n')
+    refs = platform_references(tmp_path, load_rules("deepseek"))
+    assert sorted((path.rpartition("/")[2], line) for path, line, _ in refs.code) == [
+        ("overrides.py", 1), ("profiler_manager.py", 2)]
+    assert sorted(len(lines) for reason, lines in refs.allowed.items()) == [1, 3]
