@@ -18,6 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from shrinker.graph.discover import module_of
+from shrinker.graph.parse import resolve_relative
 from shrinker.graph.sources import collector_paused, python_sources
 
 
@@ -52,7 +53,7 @@ def _scan(module: ast.Module, name: str, is_package: bool, importers: dict[tuple
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             spoiled.update(node.value.replace(":", ".").split("."))
         elif isinstance(node, ast.ImportFrom):
-            source = _absolute(node, name, is_package)
+            source = resolve_relative(name, is_package, node.level, node.module or "")
             for alias in node.names:
                 if alias.name == "*":
                     continue
@@ -70,12 +71,3 @@ def _membership_operand(node: ast.Name, parents: dict[ast.AST, ast.AST]) -> bool
     compare = parents.get(node)
     return (isinstance(compare, ast.Compare) and len(compare.ops) == 1 and isinstance(compare.ops[0], (ast.In, ast.NotIn))
             and compare.comparators[0] is node)
-
-
-def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
-    """The module a `from ... import` reads, with a relative one resolved against `module`."""
-    if not node.level:
-        return node.module or ""
-    parts = module.split(".") if is_package else module.split(".")[:-1]
-    base = parts[:len(parts) - (node.level - 1)]
-    return ".".join(base + ([node.module] if node.module else []))
